@@ -1,0 +1,86 @@
+package collective
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DefaultTimeout bounds every operation unless Config.Timeout says otherwise.
+const DefaultTimeout = 5 * time.Minute
+
+// Transport moves tagged messages between the ranks of one job. Messages from
+// one source with one tag are delivered in the order sent. It is what
+// strategies see of the network: no sockets, no addresses beyond PeerAddr.
+type Transport interface {
+	Rank() int
+	Size() int
+	// Send writes data to peer under tag. It may return before the peer has
+	// received it; data may be reused once it returns.
+	Send(ctx context.Context, peer int, tag uint64, data []byte) error
+	// Recv fills buf with the next message from peer under tag. A message of
+	// another size is a *MismatchError.
+	Recv(ctx context.Context, peer int, tag uint64, buf []byte) error
+	// PeerAddr is the peer's host:port, for error messages.
+	PeerAddr(peer int) string
+	// Abort tells every peer that this job has failed with err, so that
+	// their pending operations fail now rather than at their deadline, and
+	// closes the transport.
+	Abort(err error)
+	Close() error
+}
+
+// Store is the rendezvous key-value store the ranks of one job share.
+type Store interface {
+	Set(ctx context.Context, key string, value []byte) error
+	// Get waits until key exists, then returns its value.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Add adds delta to the integer at key (0 if absent) and returns the sum.
+	Add(ctx context.Context, key string, delta int64) (int64, error)
+	// Wait returns once every key exists.
+	Wait(ctx context.Context, keys ...string) error
+	Close() error
+}
+
+// Config is what a strategy needs to build a communicator.
+type Config struct {
+	Rank int
+	Size int
+	// Transport connects this rank to every other; required when Size > 1.
+	Transport Transport
+	// Store is the job's rendezvous store; strategies that place extra
+	// processes (a parameter server's) use it. May be nil otherwise.
+	Store Store
+	// Timeout bounds each operation; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Options are strategy-specific settings, such as "algo": "dbtree".
+	Options map[string]string
+	// Logf, if set, receives diagnostic lines.
+	Logf func(format string, args ...any)
+}
+
+// Validate checks the configuration before any network is touched.
+func (c *Config) Validate() error {
+	switch {
+	case c.Size < 1:
+		return fmt.Errorf("collective: world size %d: must be at least 1", c.Size)
+	case c.Rank < 0 || c.Rank >= c.Size:
+		return fmt.Errorf("collective: rank %d out of range for world size %d (accepted: 0..%d)", c.Rank, c.Size, c.Size-1)
+	case c.Size > 1 && c.Transport == nil:
+		return fmt.Errorf("collective: world size %d needs a transport", c.Size)
+	case c.Transport != nil && (c.Transport.Rank() != c.Rank || c.Transport.Size() != c.Size):
+		return fmt.Errorf("collective: transport is rank %d of %d, config says rank %d of %d",
+			c.Transport.Rank(), c.Transport.Size(), c.Rank, c.Size)
+	case c.Timeout < 0:
+		return fmt.Errorf("collective: negative timeout %v", c.Timeout)
+	}
+	return nil
+}
+
+// OpTimeout is the effective per-operation timeout.
+func (c *Config) OpTimeout() time.Duration {
+	if c.Timeout == 0 {
+		return DefaultTimeout
+	}
+	return c.Timeout
+}

@@ -1,0 +1,143 @@
+package collective
+
+import "fmt"
+
+// ReduceInto combines src into dst element-wise: dst[i] = dst[i] op src[i].
+// Both must hold the same number of elements of dt. Half types are computed in
+// float32 and rounded once. Avg reduces as Sum; see [DivideInPlace].
+func ReduceInto(dt DType, op Op, dst, src []byte) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("collective: ReduceInto of %d and %d bytes", len(dst), len(src)))
+	}
+	if op == Avg {
+		op = Sum
+	}
+	switch dt {
+	case Float32:
+		reduceNative(op, view[float32](dst), view[float32](src))
+	case Float64:
+		reduceNative(op, view[float64](dst), view[float64](src))
+	case Int32:
+		reduceNative(op, view[int32](dst), view[int32](src))
+	case Int64:
+		reduceNative(op, view[int64](dst), view[int64](src))
+	case Uint8:
+		reduceNative(op, dst, src)
+	case Float16:
+		reduceHalf(op, view[uint16](dst), view[uint16](src), Float16ToFloat32, Float32ToFloat16)
+	case BFloat16:
+		reduceHalf(op, view[uint16](dst), view[uint16](src), BFloat16ToFloat32, Float32ToBFloat16)
+	default:
+		panic(fmt.Sprintf("collective: ReduceInto of invalid dtype %d", dt))
+	}
+}
+
+type number interface {
+	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
+}
+
+// reduceNative keeps the operator switch outside the loops so that each loop
+// is a tight, bounds-check-free pass the compiler can schedule well.
+func reduceNative[T number](op Op, dst, src []T) {
+	src = src[:len(dst)]
+	switch op {
+	case Sum:
+		i := 0
+		for ; i+4 <= len(dst); i += 4 {
+			d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
+			d[0] += s[0]
+			d[1] += s[1]
+			d[2] += s[2]
+			d[3] += s[3]
+		}
+		for ; i < len(dst); i++ {
+			dst[i] += src[i]
+		}
+	case Prod:
+		for i := range dst {
+			dst[i] *= src[i]
+		}
+	case Max:
+		for i := range dst {
+			// NaN propagates, as in torch: a comparison with NaN is false.
+			if src[i] > dst[i] || src[i] != src[i] {
+				dst[i] = src[i]
+			}
+		}
+	case Min:
+		for i := range dst {
+			if src[i] < dst[i] || src[i] != src[i] {
+				dst[i] = src[i]
+			}
+		}
+	default:
+		panic(fmt.Sprintf("collective: reduce with invalid op %d", op))
+	}
+}
+
+func reduceHalf(op Op, dst, src []uint16, widen func(uint16) float32, narrow func(float32) uint16) {
+	src = src[:len(dst)]
+	for i := range dst {
+		a, b := widen(dst[i]), widen(src[i])
+		var r float32
+		switch op {
+		case Sum:
+			r = a + b
+		case Prod:
+			r = a * b
+		case Max:
+			r = a
+			if b > a || b != b {
+				r = b
+			}
+		case Min:
+			r = a
+			if b < a || b != b {
+				r = b
+			}
+		}
+		dst[i] = narrow(r)
+	}
+}
+
+// DivideInPlace divides every element by n, finishing an [Avg] reduction.
+// Integer division truncates toward zero.
+func DivideInPlace(t Tensor, n int) {
+	switch t.DType {
+	case Float32:
+		s := t.Float32s()
+		inv := 1 / float32(n)
+		for i := range s {
+			s[i] *= inv
+		}
+	case Float64:
+		s := t.Float64s()
+		for i := range s {
+			s[i] /= float64(n)
+		}
+	case Int32:
+		s := t.Int32s()
+		for i := range s {
+			s[i] /= int32(n)
+		}
+	case Int64:
+		s := t.Int64s()
+		for i := range s {
+			s[i] /= int64(n)
+		}
+	case Uint8:
+		for i := range t.Data {
+			t.Data[i] /= uint8(n)
+		}
+	case Float16:
+		s := t.Uint16s()
+		for i := range s {
+			s[i] = Float32ToFloat16(Float16ToFloat32(s[i]) / float32(n))
+		}
+	case BFloat16:
+		s := t.Uint16s()
+		for i := range s {
+			s[i] = Float32ToBFloat16(BFloat16ToFloat32(s[i]) / float32(n))
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package collective
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Tensor is a typed view of host memory: Data holds Count() elements of DType
+// in the machine's byte order. Tensors share memory with the slices they were
+// made from; collectives write results into them in place.
+type Tensor struct {
+	DType DType
+	Data  []byte
+}
+
+// NewTensor allocates a zeroed tensor of count elements. The memory is 8-byte
+// aligned, so every typed view of it is valid.
+func NewTensor(dt DType, count int) Tensor {
+	words := make([]uint64, (count*dt.Size()+7)/8)
+	return Tensor{DType: dt, Data: asBytes(words)[:count*dt.Size()]}
+}
+
+// Count is the number of elements.
+func (t Tensor) Count() int {
+	if s := t.DType.Size(); s > 0 {
+		return len(t.Data) / s
+	}
+	return 0
+}
+
+// Bytes is the size in bytes.
+func (t Tensor) Bytes() int { return len(t.Data) }
+
+// Slice returns the elements [lo, hi) as a tensor sharing memory with t.
+func (t Tensor) Slice(lo, hi int) Tensor {
+	s := t.DType.Size()
+	return Tensor{DType: t.DType, Data: t.Data[lo*s : hi*s : hi*s]}
+}
+
+// Clone returns a copy of t in fresh memory.
+func (t Tensor) Clone() Tensor {
+	c := NewTensor(t.DType, t.Count())
+	copy(c.Data, t.Data)
+	return c
+}
+
+// Zero sets every element to zero.
+func (t Tensor) Zero() { clear(t.Data) }
+
+func (t Tensor) String() string { return fmt.Sprintf("Tensor(%s×%d)", t.DType, t.Count()) }
+
+func asBytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+func view[T any](b []byte) []T {
+	var zero T
+	n := len(b) / int(unsafe.Sizeof(zero))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
+// FromFloat32 views s as a tensor without copying.
+func FromFloat32(s []float32) Tensor { return Tensor{Float32, asBytes(s)} }
+
+// FromFloat64 views s as a tensor without copying.
+func FromFloat64(s []float64) Tensor { return Tensor{Float64, asBytes(s)} }
+
+// FromInt32 views s as a tensor without copying.
+func FromInt32(s []int32) Tensor { return Tensor{Int32, asBytes(s)} }
+
+// FromInt64 views s as a tensor without copying.
+func FromInt64(s []int64) Tensor { return Tensor{Int64, asBytes(s)} }
+
+// FromUint8 views s as a tensor without copying.
+func FromUint8(s []uint8) Tensor { return Tensor{Uint8, s} }
+
+// FromFloat16 views raw binary16 values as a tensor without copying.
+func FromFloat16(s []uint16) Tensor { return Tensor{Float16, asBytes(s)} }
+
+// FromBFloat16 views raw bfloat16 values as a tensor without copying.
+func FromBFloat16(s []uint16) Tensor { return Tensor{BFloat16, asBytes(s)} }
+
+// Float32s views the tensor's memory as float32 values; it panics on another type.
+func (t Tensor) Float32s() []float32 { t.must(Float32); return view[float32](t.Data) }
+
+// Float64s views the tensor's memory as float64 values.
+func (t Tensor) Float64s() []float64 { t.must(Float64); return view[float64](t.Data) }
+
+// Int32s views the tensor's memory as int32 values.
+func (t Tensor) Int32s() []int32 { t.must(Int32); return view[int32](t.Data) }
+
+// Int64s views the tensor's memory as int64 values.
+func (t Tensor) Int64s() []int64 { t.must(Int64); return view[int64](t.Data) }
+
+// Uint16s views a float16 or bfloat16 tensor's raw values.
+func (t Tensor) Uint16s() []uint16 {
+	if t.DType != Float16 && t.DType != BFloat16 {
+		panic(fmt.Sprintf("collective: Uint16s of a %s tensor", t.DType))
+	}
+	return view[uint16](t.Data)
+}
+
+func (t Tensor) must(dt DType) {
+	if t.DType != dt {
+		panic(fmt.Sprintf("collective: %s view of a %s tensor", dt, t.DType))
+	}
+}
+
+// Float64At returns element i converted to float64, for checks and reports.
+func (t Tensor) Float64At(i int) float64 {
+	s := t.DType.Size()
+	b := t.Data[i*s : i*s+s]
+	switch t.DType {
+	case Float32:
+		return float64(view[float32](b)[0])
+	case Float64:
+		return view[float64](b)[0]
+	case Float16:
+		return float64(Float16ToFloat32(view[uint16](b)[0]))
+	case BFloat16:
+		return float64(BFloat16ToFloat32(view[uint16](b)[0]))
+	case Int32:
+		return float64(view[int32](b)[0])
+	case Int64:
+		return float64(view[int64](b)[0])
+	case Uint8:
+		return float64(b[0])
+	}
+	panic("collective: invalid dtype")
+}
+
+// SetFloat64 stores v, converted to the tensor's type (integers truncate,
+// half types round to nearest even), at element i.
+func (t Tensor) SetFloat64(i int, v float64) {
+	s := t.DType.Size()
+	b := t.Data[i*s : i*s+s]
+	switch t.DType {
+	case Float32:
+		view[float32](b)[0] = float32(v)
+	case Float64:
+		view[float64](b)[0] = v
+	case Float16:
+		view[uint16](b)[0] = Float32ToFloat16(float32(v))
+	case BFloat16:
+		view[uint16](b)[0] = Float32ToBFloat16(float32(v))
+	case Int32:
+		view[int32](b)[0] = int32(int64(v))
+	case Int64:
+		view[int64](b)[0] = int64(v)
+	case Uint8:
+		b[0] = uint8(int64(v))
+	default:
+		panic("collective: invalid dtype")
+	}
+}
