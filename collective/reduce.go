@@ -105,10 +105,11 @@ func reduceHalf(op Op, dst, src []uint16, widen func(uint16) float32, narrow fun
 func DivideInPlace(t Tensor, n int) {
 	switch t.DType {
 	case Float32:
+		// Divide rather than multiply by 1/n: the reciprocal is rounded, the
+		// quotient is correctly rounded (and exact when it can be).
 		s := t.Float32s()
-		inv := 1 / float32(n)
 		for i := range s {
-			s[i] *= inv
+			s[i] /= float32(n)
 		}
 	case Float64:
 		s := t.Float64s()

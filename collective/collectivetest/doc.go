@@ -1,0 +1,16 @@
+// Package collectivetest is the conformance suite every strategy's tests call,
+// in the spirit of nettest.TestConn and fstest.TestFS:
+//
+//	func TestConformance(t *testing.T) {
+//		collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+//			... build an n-rank world of this strategy ...
+//		})
+//	}
+//
+// It runs every operation, reduction op and dtype at world sizes 1, 2, 3, 4,
+// 5, 7 and 8 and counts 0, 1, n−1, n+1, a prime and over a million elements,
+// in place and out of place, and checks each result element by element
+// against a naive reference. Inputs are small integers chosen so that every
+// reduction is exact in every dtype (bfloat16 included), so a single wrong
+// element is a bug, not rounding.
+package collectivetest

@@ -1,0 +1,85 @@
+package collectivetest
+
+import (
+	"github.com/distbench/distbench/collective"
+)
+
+// Value is the input element i of rank r for a reduction with op over n
+// ranks: a small integer whose reduction is exact in every dtype. Exported so
+// that `distbench run --check` uses the same inputs as the suite.
+func Value(op collective.Op, dt collective.DType, n, r, i int) float64 {
+	switch op {
+	case collective.Prod:
+		if (r+i)%3 == 0 {
+			return 2 // at most 2^8 over 8 ranks: exact in every float type; uint8 wraps, see Expected
+		}
+		return 1
+	case collective.Max, collective.Min:
+		v := float64((r*7+i*3)%11 - 5)
+		if dt == collective.Uint8 {
+			v += 5
+		}
+		return v
+	case collective.Avg:
+		return float64(n * ((r + i) % 4))
+	default: // Sum
+		return float64((r + 1 + i) % 5)
+	}
+}
+
+// Expected is the reduction of Value over ranks 0..n-1 at element i.
+func Expected(op collective.Op, dt collective.DType, n, i int) float64 {
+	acc := Value(op, dt, n, 0, i)
+	for r := 1; r < n; r++ {
+		v := Value(op, dt, n, r, i)
+		switch op {
+		case collective.Sum, collective.Avg:
+			acc += v
+		case collective.Prod:
+			acc *= v
+		case collective.Max:
+			acc = max(acc, v)
+		case collective.Min:
+			acc = min(acc, v)
+		}
+	}
+	if op == collective.Avg {
+		acc /= float64(n)
+	}
+	if dt == collective.Uint8 && op == collective.Prod {
+		acc = float64(uint8(int64(acc))) // 256 wraps to 0, as the uint8 arithmetic does
+	}
+	return acc
+}
+
+// Fill sets t[j] = Value(op, dt, n, r, offset+j).
+func Fill(t collective.Tensor, op collective.Op, n, r, offset int) {
+	for j := range t.Count() {
+		t.SetFloat64(j, Value(op, t.DType, n, r, offset+j))
+	}
+}
+
+// CountWrong counts elements of t that differ from Expected(op, dt, n, offset+j).
+func CountWrong(t collective.Tensor, op collective.Op, n, offset int) int64 {
+	var wrong int64
+	for j := range t.Count() {
+		if t.Float64At(j) != Expected(op, t.DType, n, offset+j) {
+			wrong++
+		}
+	}
+	return wrong
+}
+
+// Pattern is a non-reduced element: rank r's element i, unique per (r, i) in
+// every dtype for the counts the suite uses modulo the dtype's range.
+func Pattern(dt collective.DType, r, i int) float64 {
+	v := (r*131 + i*7) % 97
+	return float64(v)
+}
+
+// FillPattern sets t[j] = Pattern(dt, r, offset+j).
+func FillPattern(t collective.Tensor, r, offset int) {
+	for j := range t.Count() {
+		t.SetFloat64(j, Pattern(t.DType, r, offset+j))
+	}
+}

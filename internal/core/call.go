@@ -1,0 +1,111 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/distbench/distbench/collective"
+)
+
+// Call is one collective in progress: what an algorithm uses to talk to the
+// other members of its group. Peers are group ranks; channels separate
+// concurrent streams between the same pair of ranks within one operation
+// (two trees, say). Messages on one channel from one peer arrive in order.
+type Call struct {
+	ctx context.Context
+	g   *Group
+	seq uint64
+	op  string
+}
+
+// Ctx is the operation's context, carrying its deadline.
+func (c *Call) Ctx() context.Context { return c.ctx }
+
+// Rank is this rank's index in the group.
+func (c *Call) Rank() int { return c.g.rank }
+
+// Size is the group's size.
+func (c *Call) Size() int { return len(c.g.ranks) }
+
+// Seq is the operation's sequence number in its group.
+func (c *Call) Seq() uint64 { return c.seq }
+
+// Option returns a strategy option, or def when unset.
+func (c *Call) Option(key, def string) string {
+	if v, ok := c.g.shared.cfg.Options[key]; ok {
+		return v
+	}
+	return def
+}
+
+func (c *Call) tag(channel uint8) uint64 {
+	return uint64(c.g.id)<<40 | (c.seq&0xffffffff)<<8 | uint64(channel)
+}
+
+// Send sends data to group rank peer on channel.
+func (c *Call) Send(peer int, channel uint8, data []byte) error {
+	g := c.g
+	if err := g.shared.tr.Send(c.ctx, g.ranks[peer], c.tag(channel), data); err != nil {
+		return g.peerErr(peer, fmt.Errorf("send: %w", err))
+	}
+	return nil
+}
+
+// Recv receives the next message from group rank peer on channel into buf.
+func (c *Call) Recv(peer int, channel uint8, buf []byte) error {
+	g := c.g
+	if err := g.shared.tr.Recv(c.ctx, g.ranks[peer], c.tag(channel), buf); err != nil {
+		return g.peerErr(peer, fmt.Errorf("recv: %w", err))
+	}
+	return nil
+}
+
+// Parallel runs fns concurrently, each with a Call whose context is cancelled
+// as soon as any of them fails, and returns the first error. A failed receive
+// thus releases a blocked send at once instead of at its deadline.
+func (c *Call) Parallel(fns ...func(*Call) error) error {
+	if len(fns) == 1 {
+		return fns[0](c)
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	sub := *c
+	sub.ctx = ctx
+	errs := make(chan error, len(fns))
+	for _, f := range fns {
+		go func() { errs <- f(&sub) }()
+	}
+	var first error
+	for range fns {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+// Scratch returns a buffer of n bytes owned by the group, reused across
+// operations (operations of a group run one at a time). Index i selects
+// among independent buffers.
+func (c *Call) Scratch(i, n int) []byte {
+	s := &c.g.scratch
+	for len(*s) <= i {
+		*s = append(*s, nil)
+	}
+	if cap((*s)[i]) < n {
+		(*s)[i] = collective.NewTensor(collective.Uint8, n).Data
+	}
+	return (*s)[i][:n]
+}
+
+// peerErr names the peer, unless the error already does (an abort relayed
+// from another rank names its origin).
+func (g *Group) peerErr(peer int, err error) error {
+	var pe *collective.PeerError
+	if asPeer(err, &pe) {
+		return err
+	}
+	global := g.ranks[peer]
+	return &collective.PeerError{Rank: global, Addr: g.shared.tr.PeerAddr(global), Err: err}
+}

@@ -1,0 +1,17 @@
+// Package core is the engine every strategy shares. A strategy supplies only
+// its algorithms (the [Algorithms] interface, usually by embedding [Simple] and
+// overriding what it does better); core turns them into a full
+// collective.Comm:
+//
+//   - argument checks, the same for every strategy, before anything is sent;
+//   - one serial executor per communicator, so collectives run in issue order
+//     and their sequence numbers agree on every rank;
+//   - tag spaces: each collective's messages carry its group and sequence
+//     number, user point-to-point messages a separate space, so nothing from
+//     one operation can be mistaken for another's;
+//   - per-operation deadlines, and errors that name the strategy, operation,
+//     sequence number and peer;
+//   - on any failure, an abort of the transport, so that every rank of the job
+//     fails promptly instead of waiting for its own deadline;
+//   - Avg rewritten as Sum plus a division, and world size 1 handled once.
+package core

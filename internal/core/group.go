@@ -1,0 +1,459 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+
+	"github.com/distbench/distbench/collective"
+)
+
+// Algorithms are a strategy's collectives, called one at a time in issue
+// order with arguments already checked. They never see Avg (core sums and
+// divides) nor a group of size 1 (core copies). Embed [Simple] to inherit
+// correct, plain algorithms for whatever a strategy does not specialise.
+type Algorithms interface {
+	AllReduce(c *Call, t collective.Tensor, op collective.Op) error
+	Reduce(c *Call, t collective.Tensor, root int, op collective.Op) error
+	Broadcast(c *Call, t collective.Tensor, root int) error
+	AllGather(c *Call, out, in collective.Tensor) error
+	ReduceScatter(c *Call, out, in collective.Tensor, op collective.Op) error
+	Gather(c *Call, out, in collective.Tensor, root int) error
+	Scatter(c *Call, out, in collective.Tensor, root int) error
+	AllToAll(c *Call, out, in collective.Tensor) error
+	Barrier(c *Call) error
+}
+
+// Factory builds a strategy's algorithms for one group (the world, or a
+// group made by NewGroup).
+type Factory func(g *Group) (Algorithms, error)
+
+// shared is what the groups of one job have in common.
+type shared struct {
+	strategy string
+	cfg      collective.Config
+	tr       collective.Transport
+	factory  Factory
+
+	mu      sync.Mutex
+	failure error // the first failure; every later operation reports it
+}
+
+func (s *shared) fail(err error) {
+	s.mu.Lock()
+	first := s.failure == nil
+	if first {
+		s.failure = err
+	}
+	s.mu.Unlock()
+	if first && s.tr != nil {
+		s.tr.Abort(err)
+	}
+}
+
+func (s *shared) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failure
+}
+
+// Group is a communicator over some ranks of the job; it implements
+// collective.Comm.
+type Group struct {
+	shared *shared
+	ranks  []int // global rank of each member
+	rank   int   // this process's index in ranks
+	id     uint16
+	algos  Algorithms
+	top    bool
+
+	exec    *serial
+	mu      sync.Mutex
+	seq     uint64
+	closed  bool
+	made    map[string]int // NewGroup calls per member list, for group ids
+	sendQ   map[int]*serial
+	recvQ   map[int]*serial
+	p2pSeq  map[[2]int]uint64
+	scratch [][]byte // see Call.Scratch; used only on the executor
+}
+
+var _ collective.Comm = (*Group)(nil)
+
+// New builds the world communicator of a strategy. Strategies call it from
+// their collective.Strategy.
+func New(strategy string, cfg collective.Config, factory Factory) (*Group, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ranks := make([]int, cfg.Size)
+	for i := range ranks {
+		ranks[i] = i
+	}
+	s := &shared{strategy: strategy, cfg: cfg, tr: cfg.Transport, factory: factory}
+	return newGroup(s, ranks, cfg.Rank, 0, true)
+}
+
+func newGroup(s *shared, ranks []int, rank int, id uint16, top bool) (*Group, error) {
+	g := &Group{
+		shared: s, ranks: ranks, rank: rank, id: id, top: top,
+		exec: newSerial(), made: map[string]int{},
+		sendQ: map[int]*serial{}, recvQ: map[int]*serial{}, p2pSeq: map[[2]int]uint64{},
+	}
+	algos, err := s.factory(g)
+	if err != nil {
+		g.exec.close()
+		return nil, err
+	}
+	g.algos = algos
+	return g, nil
+}
+
+// Rank is this process's rank in the group.
+func (g *Group) Rank() int { return g.rank }
+
+// Size is the number of members.
+func (g *Group) Size() int { return len(g.ranks) }
+
+// Strategy is the strategy's registered name.
+func (g *Group) Strategy() string { return g.shared.strategy }
+
+// Config is the configuration the world was built with.
+func (g *Group) Config() collective.Config { return g.shared.cfg }
+
+// GlobalRank maps a group rank to its rank in the world.
+func (g *Group) GlobalRank(r int) int { return g.ranks[r] }
+
+// Transport is the job's transport, for strategies that need more than Call
+// offers (a parameter server's side channels).
+func (g *Group) Transport() collective.Transport { return g.shared.tr }
+
+// submit runs fn on the executor as collective op, with the op's deadline.
+func (g *Group) submit(ctx context.Context, op string, fn func(c *Call) error) collective.Work {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return failed(g.opErr(op, 0, collective.ErrClosed))
+	}
+	seq := g.seq
+	g.seq++
+	g.mu.Unlock()
+	w := newWork()
+	ok := g.exec.submit(func() {
+		if err := g.shared.failed(); err != nil {
+			w.finish(g.opErr(op, seq, fmt.Errorf("communicator failed earlier: %w", err)))
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, g.shared.cfg.OpTimeout())
+		defer cancel()
+		err := fn(&Call{ctx: cctx, g: g, seq: seq, op: op})
+		if err != nil {
+			err = g.opErr(op, seq, err)
+			g.shared.fail(err)
+		}
+		w.finish(err)
+	})
+	if !ok {
+		w.finish(g.opErr(op, seq, collective.ErrClosed))
+	}
+	return w
+}
+
+func (g *Group) opErr(op string, seq uint64, err error) error {
+	return &collective.OpError{Strategy: g.shared.strategy, Op: op, Seq: seq, Err: err}
+}
+
+func (g *Group) invalid(op string, format string, args ...any) collective.Work {
+	return failed(fmt.Errorf("%s: %s: %w", g.shared.strategy, op, collective.Invalidf(format, args...)))
+}
+
+// checkRoot and friends validate arguments on the caller's goroutine, so a
+// bad call fails at once and consumes no sequence number.
+func (g *Group) checkRoot(root int) error {
+	if root < 0 || root >= g.Size() {
+		return fmt.Errorf("root %d out of range (accepted: 0..%d)", root, g.Size()-1)
+	}
+	return nil
+}
+
+func checkTensor(name string, t collective.Tensor) error {
+	if !t.DType.Valid() {
+		return fmt.Errorf("%s has invalid dtype %d", name, t.DType)
+	}
+	if len(t.Data)%t.DType.Size() != 0 {
+		return fmt.Errorf("%s holds %d bytes, not a whole number of %s elements", name, len(t.Data), t.DType)
+	}
+	return nil
+}
+
+func checkOp(op collective.Op) error {
+	if !op.Valid() {
+		return fmt.Errorf("invalid op %d (accepted: sum, prod, max, min, avg)", op)
+	}
+	return nil
+}
+
+// checkPair validates an out/in pair whose counts satisfy
+// out.Count()×outScale = in.Count()×inScale (allgather: 1, Size()).
+func (g *Group) checkPair(out, in collective.Tensor, outScale, inScale int) error {
+	if err := checkTensor("out", out); err != nil {
+		return err
+	}
+	if err := checkTensor("in", in); err != nil {
+		return err
+	}
+	if out.DType != in.DType {
+		return fmt.Errorf("out is %s but in is %s", out.DType, in.DType)
+	}
+	if out.Count()*outScale != in.Count()*inScale {
+		return fmt.Errorf("out has %d elements and in %d; want out×%d = in×%d (group size %d)",
+			out.Count(), in.Count(), outScale, inScale, g.Size())
+	}
+	return nil
+}
+
+// finishAvg returns the op the algorithms see, and a function to run after
+// them on the tensor that holds the result.
+func (g *Group) finishAvg(op collective.Op) (collective.Op, func(collective.Tensor)) {
+	if op != collective.Avg {
+		return op, func(collective.Tensor) {}
+	}
+	n := g.Size()
+	return collective.Sum, func(t collective.Tensor) { collective.DivideInPlace(t, n) }
+}
+
+func (g *Group) IAllReduce(ctx context.Context, t collective.Tensor, op collective.Op) collective.Work {
+	if err := errors.Join(checkTensor("tensor", t), checkOp(op)); err != nil {
+		return g.invalid("allreduce", "%v", err)
+	}
+	op, finish := g.finishAvg(op)
+	return g.submit(ctx, "allreduce", func(c *Call) error {
+		if g.Size() > 1 {
+			if err := g.algos.AllReduce(c, t, op); err != nil {
+				return err
+			}
+		}
+		finish(t)
+		return nil
+	})
+}
+
+func (g *Group) IReduce(ctx context.Context, t collective.Tensor, root int, op collective.Op) collective.Work {
+	if err := errors.Join(checkTensor("tensor", t), checkOp(op), g.checkRoot(root)); err != nil {
+		return g.invalid("reduce", "%v", err)
+	}
+	op, finish := g.finishAvg(op)
+	return g.submit(ctx, "reduce", func(c *Call) error {
+		if g.Size() > 1 {
+			if err := g.algos.Reduce(c, t, root, op); err != nil {
+				return err
+			}
+		}
+		if g.rank == root {
+			finish(t)
+		}
+		return nil
+	})
+}
+
+func (g *Group) IBroadcast(ctx context.Context, t collective.Tensor, root int) collective.Work {
+	if err := errors.Join(checkTensor("tensor", t), g.checkRoot(root)); err != nil {
+		return g.invalid("broadcast", "%v", err)
+	}
+	return g.submit(ctx, "broadcast", func(c *Call) error {
+		if g.Size() == 1 {
+			return nil
+		}
+		return g.algos.Broadcast(c, t, root)
+	})
+}
+
+func (g *Group) IAllGather(ctx context.Context, out, in collective.Tensor) collective.Work {
+	if err := g.checkPair(out, in, 1, g.Size()); err != nil {
+		return g.invalid("allgather", "%v", err)
+	}
+	return g.submit(ctx, "allgather", func(c *Call) error {
+		if g.Size() == 1 {
+			copy(out.Data, in.Data)
+			return nil
+		}
+		return g.algos.AllGather(c, out, in)
+	})
+}
+
+func (g *Group) IReduceScatter(ctx context.Context, out, in collective.Tensor, op collective.Op) collective.Work {
+	if err := errors.Join(g.checkPair(out, in, g.Size(), 1), checkOp(op)); err != nil {
+		return g.invalid("reducescatter", "%v", err)
+	}
+	op, finish := g.finishAvg(op)
+	return g.submit(ctx, "reducescatter", func(c *Call) error {
+		if g.Size() == 1 {
+			copy(out.Data, in.Data)
+		} else if err := g.algos.ReduceScatter(c, out, in, op); err != nil {
+			return err
+		}
+		finish(out)
+		return nil
+	})
+}
+
+func (g *Group) IGather(ctx context.Context, out, in collective.Tensor, root int) collective.Work {
+	err := errors.Join(g.checkRoot(root), checkTensor("in", in))
+	if err == nil && g.rank == root {
+		err = g.checkPair(out, in, 1, g.Size())
+	}
+	if err != nil {
+		return g.invalid("gather", "%v", err)
+	}
+	return g.submit(ctx, "gather", func(c *Call) error {
+		if g.Size() == 1 {
+			copy(out.Data, in.Data)
+			return nil
+		}
+		return g.algos.Gather(c, out, in, root)
+	})
+}
+
+func (g *Group) IScatter(ctx context.Context, out, in collective.Tensor, root int) collective.Work {
+	err := errors.Join(g.checkRoot(root), checkTensor("out", out))
+	if err == nil && g.rank == root {
+		err = g.checkPair(out, in, g.Size(), 1)
+	}
+	if err != nil {
+		return g.invalid("scatter", "%v", err)
+	}
+	return g.submit(ctx, "scatter", func(c *Call) error {
+		if g.Size() == 1 {
+			copy(out.Data, in.Data)
+			return nil
+		}
+		return g.algos.Scatter(c, out, in, root)
+	})
+}
+
+func (g *Group) IAllToAll(ctx context.Context, out, in collective.Tensor) collective.Work {
+	err := g.checkPair(out, in, 1, 1)
+	if err == nil && in.Count()%g.Size() != 0 {
+		err = fmt.Errorf("%d elements do not split into %d equal blocks", in.Count(), g.Size())
+	}
+	if err != nil {
+		return g.invalid("alltoall", "%v", err)
+	}
+	return g.submit(ctx, "alltoall", func(c *Call) error {
+		if g.Size() == 1 {
+			copy(out.Data, in.Data)
+			return nil
+		}
+		return g.algos.AllToAll(c, out, in)
+	})
+}
+
+func (g *Group) IBarrier(ctx context.Context) collective.Work {
+	return g.submit(ctx, "barrier", func(c *Call) error {
+		if g.Size() == 1 {
+			return nil
+		}
+		return g.algos.Barrier(c)
+	})
+}
+
+func (g *Group) AllReduce(ctx context.Context, t collective.Tensor, op collective.Op) error {
+	return g.IAllReduce(ctx, t, op).Wait(ctx)
+}
+
+func (g *Group) Reduce(ctx context.Context, t collective.Tensor, root int, op collective.Op) error {
+	return g.IReduce(ctx, t, root, op).Wait(ctx)
+}
+
+func (g *Group) Broadcast(ctx context.Context, t collective.Tensor, root int) error {
+	return g.IBroadcast(ctx, t, root).Wait(ctx)
+}
+
+func (g *Group) AllGather(ctx context.Context, out, in collective.Tensor) error {
+	return g.IAllGather(ctx, out, in).Wait(ctx)
+}
+
+func (g *Group) ReduceScatter(ctx context.Context, out, in collective.Tensor, op collective.Op) error {
+	return g.IReduceScatter(ctx, out, in, op).Wait(ctx)
+}
+
+func (g *Group) Gather(ctx context.Context, out, in collective.Tensor, root int) error {
+	return g.IGather(ctx, out, in, root).Wait(ctx)
+}
+
+func (g *Group) Scatter(ctx context.Context, out, in collective.Tensor, root int) error {
+	return g.IScatter(ctx, out, in, root).Wait(ctx)
+}
+
+func (g *Group) AllToAll(ctx context.Context, out, in collective.Tensor) error {
+	return g.IAllToAll(ctx, out, in).Wait(ctx)
+}
+
+func (g *Group) Barrier(ctx context.Context) error { return g.IBarrier(ctx).Wait(ctx) }
+
+// NewGroup makes a communicator over ranks (ranks of g). Its id, which
+// separates its messages from every other group's, is derived from g's id,
+// the member list and how many times these members made such a group, so
+// only members need call it.
+func (g *Group) NewGroup(ranks []int) (collective.Comm, error) {
+	seen := map[int]bool{}
+	me := -1
+	for i, r := range ranks {
+		if r < 0 || r >= g.Size() {
+			return nil, fmt.Errorf("%s: new group: rank %d out of range (accepted: 0..%d)", g.shared.strategy, r, g.Size()-1)
+		}
+		if seen[r] {
+			return nil, fmt.Errorf("%s: new group: rank %d listed twice", g.shared.strategy, r)
+		}
+		seen[r] = true
+		if r == g.rank {
+			me = i
+		}
+	}
+	if me < 0 {
+		return nil, fmt.Errorf("%s: new group %v: rank %d is not a member", g.shared.strategy, ranks, g.rank)
+	}
+	key := fmt.Sprint(ranks)
+	g.mu.Lock()
+	n := g.made[key]
+	g.made[key]++
+	g.mu.Unlock()
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%d/%s/%d", g.id, key, n)
+	id := uint16(h.Sum32()&0x7fff) | 0x8000 // never 0, the world's id
+	global := make([]int, len(ranks))
+	for i, r := range ranks {
+		global[i] = g.ranks[r]
+	}
+	return newGroup(g.shared, global, me, id, false)
+}
+
+// Close stops the group's executors; for the world it also closes the
+// transport. Operations already queued fail with ErrClosed.
+func (g *Group) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	queues := []*serial{g.exec}
+	for _, q := range g.sendQ {
+		queues = append(queues, q)
+	}
+	for _, q := range g.recvQ {
+		queues = append(queues, q)
+	}
+	g.mu.Unlock()
+	for _, q := range queues {
+		q.close()
+	}
+	if g.top && g.shared.tr != nil {
+		return g.shared.tr.Close()
+	}
+	return nil
+}
+
+func asPeer(err error, target **collective.PeerError) bool { return errors.As(err, target) }
