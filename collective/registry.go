@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Strategy builds communicators. Strategies register one under a name from init.
@@ -94,4 +95,28 @@ func New(ctx context.Context, name string, cfg Config) (Comm, error) {
 		}
 	}
 	return s.New(ctx, cfg)
+}
+
+// ServerConfig is what a server process of a strategy is given.
+type ServerConfig struct {
+	Index   int // this server's index, 0..Count-1
+	Count   int // number of server processes
+	Workers int // number of worker ranks (the communicator's size)
+	// Store is the job's rendezvous store, shared with the workers; servers
+	// publish their addresses in it.
+	Store   Store
+	Timeout time.Duration
+	Options map[string]string
+	// ListenHost is the interface to bind (default 127.0.0.1).
+	ListenHost string
+	Logf       func(format string, args ...any)
+}
+
+// Servers is an optional interface for strategies that run processes beside
+// the workers, as a parameter server's dedicated servers. A launcher asks
+// ServerProcesses how many to start, starts them, and calls Serve in each;
+// Serve returns when the job is over (every worker has closed) or ctx ends.
+type Servers interface {
+	ServerProcesses(opts map[string]string, workers int) (int, error)
+	Serve(ctx context.Context, cfg ServerConfig) error
 }

@@ -75,4 +75,3 @@ func (s *serial) close() {
 		close(s.queue)
 	}
 }
-
