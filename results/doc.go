@@ -6,4 +6,36 @@
 // every later record is a measured point ("collective"), a training step or
 // epoch ("train_step", "train_epoch"), or a point that failed (Error set).
 // Schema is bumped on any incompatible change; readers refuse newer schemas.
+//
+// # Usage
+//
+//	env := results.CaptureEnv()
+//	env.Planned = planIDs // lets a report name the points an interrupted run lacks
+//	w, err := results.NewWriter(runDir, env) // writes the env record
+//	if err != nil { ... }
+//	defer w.Close()
+//	for _, pt := range plan {
+//		if done[pt.ID] { continue } // done, _ := results.Done(runDir) for --resume
+//		rec := measure(pt)          // stats.Fill(&rec, samplesUs) fills the numbers
+//		if err := w.Write(&rec); err != nil { ... }
+//	}
+//	return w.Finish() // marks the run complete; Close alone means "interrupted"
+//
+//	run, err := results.ReadRun(runDir) // run.Records, run.Failed(), run.Missing()
+//
+// # Files
+//
+// A Writer syncs every record to disk before Write returns. A crash can
+// leave only a torn last line, which readers drop (Run.Truncated) and the
+// next Writer on the directory (a resumed run) cuts off before appending. A
+// resumed session writes its own env record; Writer.Finish appends one more
+// with FinishedAt set, which is how a reader tells a finished run from an
+// interrupted one.
+//
+// Beside results.jsonl the Writer keeps results.bench, the same samples in
+// the Go benchmark format (one line per iteration, ns/op plus busbw-GB/s and
+// algbw-GB/s, named like AllReduce/strategy=ring/np=4/bytes=16MiB/dtype=float32),
+// so that two runs compare with benchstat as Go benchmarks do:
+//
+//	benchstat old/results.bench new/results.bench
 package results

@@ -47,6 +47,7 @@ type Record struct {
 	TimeUsP95   float64   `json:"time_us_p95"`
 	TimeUsP99   float64   `json:"time_us_p99,omitempty"`
 	TimeUsMin   float64   `json:"time_us_min,omitempty"`
+	TimeUsMax   float64   `json:"time_us_max,omitempty"`
 	TimeUsMean  float64   `json:"time_us_mean,omitempty"`
 	TimeUsStd   float64   `json:"time_us_stddev,omitempty"`
 	TimeUsCV    float64   `json:"time_us_cv,omitempty"`
@@ -91,4 +92,8 @@ type Env struct {
 	Link       string    `json:"link,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+
+	// Planned lists the point ids the run set out to measure, so that a
+	// report of an interrupted run can name the points it lacks.
+	Planned []string `json:"planned,omitempty"`
 }

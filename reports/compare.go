@@ -1,0 +1,365 @@
+package reports
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/distbench/distbench/harness/stats"
+	"github.com/distbench/distbench/results"
+)
+
+// CompareOptions tunes what Compare calls a change.
+type CompareOptions struct {
+	// Threshold is the smallest relative change of the median time that
+	// counts, however significant: 0.05 ignores anything within ±5%.
+	// Machines drift by a few percent between runs of the same build; a
+	// significance test alone, given enough samples, would flag that drift.
+	Threshold float64
+	// Alpha is the significance level of the Mann-Whitney U test; 0 means
+	// 0.05.
+	Alpha float64
+	// MissingIsRegression makes a point that the base run measured and the
+	// new run lacks, or failed, count as a regression. Off by default, as
+	// sweeps are often narrowed on purpose; turn it on in CI, where a
+	// newly failing strategy should fail the build.
+	MissingIsRegression bool
+}
+
+// DefaultCompareOptions are the options `distbench compare` uses unless told
+// otherwise: a 5% threshold at alpha 0.05.
+func DefaultCompareOptions() CompareOptions {
+	return CompareOptions{Threshold: 0.05, Alpha: 0.05}
+}
+
+// Verdict is Compare's conclusion about one point.
+type Verdict string
+
+// Verdicts.
+const (
+	Better  Verdict = "better"  // significantly faster, by more than the threshold
+	Worse   Verdict = "worse"   // significantly slower, by more than the threshold
+	Same    Verdict = "~"       // no significant change beyond the threshold
+	Missing Verdict = "missing" // not measured (or failed, or without samples) in one of the runs
+)
+
+// PointComparison compares one point across the two runs. Times are the
+// medians of the per-iteration samples, in microseconds.
+type PointComparison struct {
+	Key  string // Record.Point, or PointKey's fallback
+	Name string // the benchmark name, as in results.bench
+
+	Base, New *results.Record // nil when the run has no record of the point
+
+	BaseMedianUs, NewMedianUs float64
+	BaseBusBW, NewBusBW       float64 // GB/s, as recorded
+
+	// Change is new/base − 1 of the median time (positive: slower), with
+	// a 95% bootstrap confidence interval [ChangeLo, ChangeHi]; NaN when
+	// not computable.
+	Change, ChangeLo, ChangeHi float64
+
+	P      float64 // Mann-Whitney U p-value; 1 when not tested
+	N1, N2 int     // sample sizes
+
+	Verdict   Verdict
+	Regressed bool
+	Notes     []string // why a point is missing, sample-size warnings
+}
+
+// Comparison is the result of comparing two runs.
+type Comparison struct {
+	BaseDir, NewDir string
+	BaseEnv, NewEnv *results.Env
+	Options         CompareOptions
+	Points          []PointComparison
+	Notes           []string // about the runs as a whole
+}
+
+// Regressions returns the points that regressed: significantly slower
+// (p < Alpha) by more than Threshold, plus lost points under
+// MissingIsRegression. A CLI exits non-zero when there are any.
+func (c *Comparison) Regressions() []PointComparison {
+	var out []PointComparison
+	for _, p := range c.Points {
+		if p.Regressed {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Count returns how many points got verdict v.
+func (c *Comparison) Count(v Verdict) int {
+	n := 0
+	for _, p := range c.Points {
+		if p.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// PointKey is what Compare matches points by: Record.Point when the run set
+// it, otherwise everything that identifies a collective measurement.
+func PointKey(r *results.Record) string {
+	if r.Point != "" {
+		return r.Point
+	}
+	return strings.Join([]string{r.Collective, r.Strategy, r.Peer, fmt.Sprintf("np=%d", r.NP),
+		fmt.Sprintf("bytes=%d", r.Bytes), r.DType, r.Op, fmt.Sprintf("inplace=%t", r.InPlace), r.Link}, "/")
+}
+
+// Compare compares the collective points of two run directories. It reads
+// only; WriteReport writes the result.
+func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
+		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and threshold %v >= 0", o.Alpha, o.Threshold)
+	}
+	base, err := results.ReadRun(baseDir)
+	if err != nil {
+		return nil, fmt.Errorf("reports: compare: base: %w", err)
+	}
+	nw, err := results.ReadRun(newDir)
+	if err != nil {
+		return nil, fmt.Errorf("reports: compare: new: %w", err)
+	}
+	c := &Comparison{BaseDir: baseDir, NewDir: newDir, BaseEnv: base.Env, NewEnv: nw.Env, Options: o}
+	c.Notes = runNotes(base, nw)
+
+	bIdx, nIdx := indexPoints(base), indexPoints(nw)
+	var keys []string
+	for k := range bIdx {
+		keys = append(keys, k)
+	}
+	for k := range nIdx {
+		if _, ok := bIdx[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		c.Points = append(c.Points, comparePoint(k, bIdx[k], nIdx[k], o))
+	}
+	slices.SortFunc(c.Points, func(a, b PointComparison) int { return comparePointOrder(&a, &b) })
+	return c, nil
+}
+
+// indexed is what a run holds about one point: its last successful record
+// and, if the last attempt failed, that one.
+type indexed struct {
+	ok, failed *results.Record
+}
+
+func indexPoints(run *results.Run) map[string]*indexed {
+	idx := map[string]*indexed{}
+	for i := range run.Records {
+		r := &run.Records[i]
+		if r.Kind != results.KindCollective {
+			continue
+		}
+		k := PointKey(r)
+		e := idx[k]
+		if e == nil {
+			e = &indexed{}
+			idx[k] = e
+		}
+		if good(r) {
+			e.ok, e.failed = r, nil
+		} else {
+			e.failed = r
+		}
+	}
+	return idx
+}
+
+func whyFailed(r *results.Record) string {
+	switch {
+	case r.Error != "":
+		return "failed: " + r.Error
+	case r.Incomplete:
+		return "incomplete"
+	case r.Wrong > 0:
+		return fmt.Sprintf("%d wrong element(s)", r.Wrong)
+	}
+	return "no time recorded"
+}
+
+func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
+	pc := PointComparison{Key: key, Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(), P: 1, Verdict: Missing}
+	var any *results.Record
+	if b != nil {
+		pc.Base = b.ok
+		any = cmp(b.ok, b.failed)
+	}
+	if n != nil {
+		pc.New = n.ok
+		any = cmp(cmp(n.ok, n.failed), any)
+	}
+	pc.Name = results.BenchName(any)
+	baseHad := b != nil && b.ok != nil
+	switch {
+	case b == nil:
+		pc.Notes = append(pc.Notes, "new point: not in the base run")
+	case b.ok == nil:
+		pc.Notes = append(pc.Notes, "base run: "+whyFailed(b.failed))
+	}
+	switch {
+	case n == nil:
+		pc.Notes = append(pc.Notes, "not in the new run")
+	case n.failed != nil:
+		// The last attempt failed, even if an earlier one succeeded.
+		pc.New = nil
+		pc.Notes = append(pc.Notes, "new run: "+whyFailed(n.failed))
+	}
+	if pc.Base == nil || pc.New == nil {
+		pc.Regressed = baseHad && o.MissingIsRegression
+		if pc.Base != nil {
+			pc.BaseMedianUs, pc.BaseBusBW = pc.Base.TimeUs, pc.Base.BusBWGBs
+		}
+		if pc.New != nil {
+			pc.NewMedianUs, pc.NewBusBW = pc.New.TimeUs, pc.New.BusBWGBs
+		}
+		return pc
+	}
+	pc.BaseBusBW, pc.NewBusBW = pc.Base.BusBWGBs, pc.New.BusBWGBs
+	bs, ns := pc.Base.SamplesUs, pc.New.SamplesUs
+	pc.N1, pc.N2 = len(bs), len(ns)
+	if len(bs) == 0 || len(ns) == 0 {
+		pc.BaseMedianUs, pc.NewMedianUs = pc.Base.TimeUs, pc.New.TimeUs
+		pc.Change = pc.NewMedianUs/pc.BaseMedianUs - 1
+		pc.Notes = append(pc.Notes, "no per-iteration samples: cannot test the change")
+		return pc
+	}
+	pc.BaseMedianUs = stats.Summarize(bs).Median
+	pc.NewMedianUs = stats.Summarize(ns).Median
+	pc.Change = pc.NewMedianUs/pc.BaseMedianUs - 1
+	pc.ChangeLo, pc.ChangeHi = changeCI(bs, ns, key)
+
+	thr := benchmath.Thresholds{CompareAlpha: o.Alpha}
+	// NewSample sorts its argument in place; the records keep theirs.
+	res := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(bs), &thr), benchmath.NewSample(slices.Clone(ns), &thr))
+	pc.P = res.P
+	for _, w := range res.Warnings {
+		pc.Notes = append(pc.Notes, w.Error())
+	}
+	significant := res.P < o.Alpha
+	switch {
+	case significant && pc.Change > o.Threshold:
+		pc.Verdict, pc.Regressed = Worse, true
+	case significant && pc.Change < -o.Threshold:
+		pc.Verdict = Better
+	default:
+		pc.Verdict = Same
+	}
+	return pc
+}
+
+func cmp(a, b *results.Record) *results.Record {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// changeCI is a 95% percentile-bootstrap confidence interval of
+// median(new)/median(base) − 1. The generator is seeded from the point's key,
+// so the same runs always give the same report.
+func changeCI(base, new []float64, key string) (lo, hi float64) {
+	if len(base) < 2 || len(new) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	const resamples = 1000
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	seed := h.Sum64()
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	bs, ns := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(new))
+	bc, nc := make([]int, len(bs)), make([]int, len(ns))
+	ratios := make([]float64, resamples)
+	for i := range ratios {
+		ratios[i] = resampledMedian(ns, nc, rng) / resampledMedian(bs, bc, rng)
+	}
+	slices.Sort(ratios)
+	return ratios[int(0.025*resamples)] - 1, ratios[int(0.975*resamples)-1] - 1
+}
+
+// resampledMedian draws len(sorted) values with replacement and returns their
+// median. Because sorted is sorted, the resample's order statistics are those
+// of the drawn indices, so counting them finds the median in O(n) without
+// sorting the resample.
+func resampledMedian(sorted []float64, counts []int, rng *rand.Rand) float64 {
+	n := len(sorted)
+	clear(counts)
+	for range n {
+		counts[rng.IntN(n)]++
+	}
+	kth := func(k int) float64 { // the k-th smallest, 0-based
+		seen := 0
+		for i, c := range counts {
+			seen += c
+			if seen > k {
+				return sorted[i]
+			}
+		}
+		return sorted[n-1]
+	}
+	if n%2 == 1 {
+		return kth(n / 2)
+	}
+	return (kth(n/2-1) + kth(n/2)) / 2
+}
+
+func runNotes(base, nw *results.Run) []string {
+	var notes []string
+	for _, x := range []struct {
+		name string
+		run  *results.Run
+	}{{"base", base}, {"new", nw}} {
+		if !x.run.Finished {
+			notes = append(notes, fmt.Sprintf("the %s run did not finish; points it lacks are reported missing", x.name))
+		}
+	}
+	if base.Env != nil && nw.Env != nil {
+		b, n := base.Env, nw.Env
+		if b.Host != n.Host || b.CPUModel != n.CPUModel || b.Cores != n.Cores {
+			notes = append(notes, fmt.Sprintf("the runs were made on different machines (%s, %s vs %s, %s): a change may be the machine's, not the code's",
+				b.Host, b.CPUModel, n.Host, n.CPUModel))
+		}
+		if b.Link != n.Link {
+			notes = append(notes, fmt.Sprintf("the runs used different link shaping (%q vs %q)", b.Link, n.Link))
+		}
+	}
+	return notes
+}
+
+// comparePointOrder sorts points as the report sections do: by collective,
+// then strategy, world size and size.
+func comparePointOrder(a, b *PointComparison) int {
+	ra, rb := cmp(a.Base, a.New), cmp(b.Base, b.New)
+	if ra != nil && rb != nil {
+		if d := collectiveRank(ra.Collective) - collectiveRank(rb.Collective); d != 0 {
+			return d
+		}
+		if d := strings.Compare(seriesName(ra), seriesName(rb)); d != 0 {
+			return d
+		}
+		if d := ra.NP - rb.NP; d != 0 {
+			return d
+		}
+		if ra.Bytes != rb.Bytes {
+			if ra.Bytes < rb.Bytes {
+				return -1
+			}
+			return 1
+		}
+	}
+	return strings.Compare(a.Key, b.Key)
+}

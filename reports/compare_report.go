@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/distbench/distbench/results"
+)
+
+// CompareFile is the comparison report's name.
+const CompareFile = "compare.md"
+
+// WriteReport writes dir/compare.md and its plot, dir/plots/compare.png.
+// `distbench compare` writes into the new run's directory; Compare itself
+// writes nothing, so that a read-only baseline (a CI artifact) can be
+// compared with anything.
+func (c *Comparison) WriteReport(dir string) error {
+	var m md
+	m.h(1, fmt.Sprintf("distbench compare: %s → %s", c.BaseDir, c.NewDir))
+	if err := c.writeEnvTable(&m); err != nil {
+		return err
+	}
+	o := c.Options
+	m.p("A point **regressed** when its median time grew by more than %s and a Mann-Whitney U test over the per-iteration samples "+
+		"rejects \"no change\" at α = %v. Changes are of the median time (positive: slower); the interval is a 95%% bootstrap "+
+		"confidence interval of that change. busbw is as recorded.", num(100*o.Threshold)+"%", o.Alpha)
+	regs := c.Regressions()
+	summary := fmt.Sprintf("**%d regression(s)**, %d improvement(s), %d unchanged, %d missing, of %d points.",
+		len(regs), c.Count(Better), c.Count(Same), c.Count(Missing), len(c.Points))
+	if len(regs) == 0 {
+		summary = "**No regressions.** " + strings.TrimPrefix(summary, "**0 regression(s)**, ")
+	}
+	m.text(summary)
+	for _, n := range c.Notes {
+		m.text("Note: " + n + ".")
+	}
+	if len(c.Points) == 0 {
+		return writeFileAtomic(filepath.Join(dir, CompareFile), m.Bytes())
+	}
+	if len(regs) > 0 {
+		m.h(2, "Regressions")
+		if err := m.table(c.pointTable(regs)); err != nil {
+			return err
+		}
+	}
+	rel, err := c.plotChanges(dir)
+	if err != nil {
+		return err
+	}
+	if rel != "" {
+		m.h(2, "Change per point")
+		m.img("change of median time per point, with 95% confidence intervals", rel)
+	}
+	m.h(2, "All points")
+	if err := m.table(c.pointTable(c.Points)); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, CompareFile), m.Bytes())
+}
+
+func (c *Comparison) writeEnvTable(m *md) error {
+	if c.BaseEnv == nil && c.NewEnv == nil {
+		return nil
+	}
+	t := &table{header: []string{"", "base", "new"}, left: map[int]bool{1: true, 2: true}}
+	get := func(e *results.Env, f func(*results.Env) string) string {
+		if e == nil {
+			return "?"
+		}
+		return f(e)
+	}
+	rows := []struct {
+		name string
+		f    func(*results.Env) string
+	}{
+		{"host", func(e *results.Env) string { return e.Host }},
+		{"CPU", func(e *results.Env) string { return fmt.Sprintf("%s, %d cores", e.CPUModel, e.Cores) }},
+		{"commit", func(e *results.Env) string { return e.Commit }},
+		{"Go", func(e *results.Env) string { return e.GoVersion }},
+		{"link shaping", func(e *results.Env) string { return e.Link }},
+		{"started", func(e *results.Env) string { return e.StartedAt.UTC().Format(time.RFC3339) }},
+	}
+	for _, r := range rows {
+		b, n := get(c.BaseEnv, r.f), get(c.NewEnv, r.f)
+		if b == "" && n == "" {
+			continue // e.g. no link shaping in either run
+		}
+		t.add(r.name, b, n)
+	}
+	return m.table(t)
+}
+
+func (c *Comparison) pointTable(ps []PointComparison) *table {
+	t := &table{
+		header: []string{"point", "base (µs)", "new (µs)", "change", "95% CI", "p", "n", "busbw base → new (GB/s)", "verdict", "notes"},
+		left:   map[int]bool{8: true, 9: true},
+	}
+	for _, p := range ps {
+		ci := "—"
+		if !math.IsNaN(p.ChangeLo) {
+			ci = fmt.Sprintf("[%s, %s]", pct(p.ChangeLo), pct(p.ChangeHi))
+		}
+		pv, n := "—", "—"
+		if p.N1 > 0 && p.N2 > 0 {
+			pv = fmt.Sprintf("%.3g", p.P)
+			n = fmt.Sprintf("%d+%d", p.N1, p.N2)
+		}
+		bw := "—"
+		if p.BaseBusBW > 0 || p.NewBusBW > 0 {
+			bw = optNum(p.BaseBusBW) + " → " + optNum(p.NewBusBW)
+		}
+		verdict := string(p.Verdict)
+		if p.Regressed {
+			verdict = "**" + verdict + "** (regression)"
+		}
+		t.add(p.Name, optNum(p.BaseMedianUs), optNum(p.NewMedianUs), pct(p.Change), ci, pv, n, bw, verdict, strings.Join(p.Notes, "; "))
+	}
+	return t
+}
+
+func optNum(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return num(v)
+}

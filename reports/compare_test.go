@@ -1,0 +1,311 @@
+package reports
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/distbench/distbench/harness/stats"
+	"github.com/distbench/distbench/results"
+)
+
+// change alters the synthetic run for one point; slowdown multiplies its
+// time (1.25 is a 20% bandwidth drop).
+type change struct {
+	strategy string
+	np       int
+	bytes    int64
+	slowdown float64
+	drop     bool   // leave the point out
+	fail     string // record it as failed
+}
+
+func (c change) matches(m model, np int, b int64) bool {
+	return c.strategy == m.strategy && (c.np == 0 || c.np == np) && (c.bytes == 0 || c.bytes == b)
+}
+
+var (
+	cmpSizes = []int64{64 << 10, 1 << 20, 8 << 20}
+	cmpNPs   = []int{2, 4}
+)
+
+// writeCmpRun writes a finished allreduce sweep of ring and tree with n
+// samples a point, drawing its noise from seed.
+func writeCmpRun(t testing.TB, dir string, seed uint64, n int, changes ...change) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	w, err := results.NewWriter(dir, synthEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range models[:2] {
+		for _, np := range cmpNPs {
+			for _, b := range cmpSizes {
+				slow, drop, fail := 1.0, false, ""
+				for _, c := range changes {
+					if c.matches(m, np, b) {
+						if c.slowdown != 0 {
+							slow = c.slowdown
+						}
+						drop, fail = drop || c.drop, c.fail
+					}
+				}
+				r := measure(rng, m, "allreduce", np, b, n, slow)
+				if drop {
+					continue
+				}
+				if fail != "" {
+					r.Error, r.SamplesUs = fail, nil
+				}
+				if err := w.Write(&r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	const nPoints = 12
+	tests := []struct {
+		name    string
+		n       int // samples per point
+		changes []change
+		opts    CompareOptions
+		// want maps "strategy/np/bytes" to a verdict.
+		want        map[string]Verdict
+		others      Verdict // verdict of unlisted points; "" means "~"
+		regressions int
+	}{
+		{name: "same build, noise only", n: 25},
+		{name: "same build, many samples", n: 200},
+		{
+			name: "20% bandwidth drop at one point", n: 25,
+			changes:     []change{{strategy: "ring", np: 4, bytes: 1 << 20, slowdown: 1.25}},
+			want:        map[string]Verdict{"ring/4/1048576": Worse},
+			regressions: 1,
+		},
+		{
+			name: "20% bandwidth drop everywhere", n: 25,
+			changes:     []change{{strategy: "ring", slowdown: 1.25}, {strategy: "tree", slowdown: 1.25}},
+			others:      Worse,
+			regressions: nPoints,
+		},
+		{
+			name: "20% drop with few samples", n: 6,
+			changes:     []change{{strategy: "tree", np: 2, bytes: 8 << 20, slowdown: 1.25}},
+			want:        map[string]Verdict{"tree/2/8388608": Worse},
+			regressions: 1,
+		},
+		{
+			// Significant with 200 samples, but under the 5% threshold.
+			name: "3% slower", n: 200,
+			changes: []change{{strategy: "ring", slowdown: 1.03}},
+		},
+		{
+			name: "25% faster", n: 25,
+			changes: []change{{strategy: "tree", np: 2, slowdown: 0.8}},
+			want:    map[string]Verdict{"tree/2/65536": Better, "tree/2/1048576": Better, "tree/2/8388608": Better},
+		},
+		{
+			name: "lost and failed points", n: 25,
+			changes: []change{{strategy: "ring", np: 2, bytes: 64 << 10, drop: true},
+				{strategy: "tree", np: 4, bytes: 8 << 20, fail: "tree: rank 3 (127.0.0.1:5000) stalled"}},
+			want: map[string]Verdict{"ring/2/65536": Missing, "tree/4/8388608": Missing},
+		},
+		{
+			name: "lost and failed points count in CI", n: 25,
+			changes: []change{{strategy: "ring", np: 2, bytes: 64 << 10, drop: true},
+				{strategy: "tree", np: 4, bytes: 8 << 20, fail: "tree: rank 3 (127.0.0.1:5000) stalled"}},
+			opts:        CompareOptions{Threshold: 0.05, Alpha: 0.05, MissingIsRegression: true},
+			want:        map[string]Verdict{"ring/2/65536": Missing, "tree/4/8388608": Missing},
+			regressions: 2,
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, nw := filepath.Join(t.TempDir(), "base"), filepath.Join(t.TempDir(), "new")
+			// Different seeds: the second run is a fresh draw of the noise.
+			writeCmpRun(t, base, uint64(100+i), tt.n)
+			writeCmpRun(t, nw, uint64(200+i), tt.n, tt.changes...)
+			o := tt.opts
+			if o == (CompareOptions{}) {
+				o = DefaultCompareOptions()
+			}
+			c, err := Compare(base, nw, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Points) != nPoints {
+				t.Fatalf("%d points, want %d", len(c.Points), nPoints)
+			}
+			for _, p := range c.Points {
+				r := cmp(p.Base, p.New)
+				var key string
+				if r != nil {
+					key = strings.Join([]string{r.Strategy, strconv.Itoa(r.NP), strconv.Itoa(int(r.Bytes))}, "/")
+				} else {
+					key = strings.Join(strings.Split(p.Key, "/")[1:4], "/")
+					key = strings.NewReplacer("np=", "", "bytes=", "").Replace(key)
+				}
+				want := Same
+				if tt.others != "" {
+					want = tt.others
+				}
+				if v, ok := tt.want[key]; ok {
+					want = v
+				}
+				if p.Verdict != want {
+					t.Errorf("%s: verdict %q (change %s, CI [%s, %s], p=%.3g, notes %v), want %q",
+						key, p.Verdict, pct(p.Change), pct(p.ChangeLo), pct(p.ChangeHi), p.P, p.Notes, want)
+				}
+			}
+			if got := len(c.Regressions()); got != tt.regressions {
+				t.Errorf("%d regressions, want %d", got, tt.regressions)
+			}
+		})
+	}
+}
+
+// TestChangeCI checks the bootstrap interval covers the true change.
+func TestChangeCI(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tests := []struct {
+		n     int
+		ratio float64
+	}{{10, 1}, {25, 1.25}, {60, 0.9}}
+	for _, tt := range tests {
+		covered := 0
+		const trials = 80
+		for i := range trials {
+			base := noisy(rng, 100, tt.n)
+			nw := noisy(rng, 100*tt.ratio, tt.n)
+			lo, hi := changeCI(base, nw, string(rune('a'+i)))
+			if lo > hi {
+				t.Fatalf("n=%d: interval [%v, %v] upside down", tt.n, lo, hi)
+			}
+			if lo <= tt.ratio-1 && tt.ratio-1 <= hi {
+				covered++
+			}
+		}
+		// A percentile bootstrap of a median is a little optimistic at
+		// small n; demand 85% where 95% is nominal.
+		if covered < trials*85/100 {
+			t.Errorf("n=%d ratio=%v: covered the true change %d times of %d", tt.n, tt.ratio, covered, trials)
+		}
+	}
+	if lo, hi := changeCI([]float64{1}, []float64{1, 2}, "k"); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("one sample: CI [%v, %v], want NaN", lo, hi)
+	}
+	a, b := changeCI([]float64{1, 2, 3, 4, 5}, []float64{2, 3, 4, 5, 6}, "same-key")
+	c, d := changeCI([]float64{1, 2, 3, 4, 5}, []float64{2, 3, 4, 5, 6}, "same-key")
+	if a != c || b != d {
+		t.Errorf("changeCI is not deterministic: [%v, %v] then [%v, %v]", a, b, c, d)
+	}
+}
+
+func TestResampledMedian(t *testing.T) {
+	// Counting drawn indices must give the median that sorting the
+	// same resample gives.
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 3, 10, 11} {
+		sorted := make([]float64, n)
+		for i := range sorted {
+			sorted[i] = float64(i * i)
+		}
+		for range 50 {
+			seed := rng.Uint64()
+			r1 := rand.New(rand.NewPCG(uint64(n), seed))
+			r2 := rand.New(rand.NewPCG(uint64(n), seed))
+			got := resampledMedian(sorted, make([]int, n), r1)
+			re := make([]float64, n)
+			for i := range re {
+				re[i] = sorted[r2.IntN(n)]
+			}
+			if want := stats.Summarize(re).Median; got != want {
+				t.Fatalf("n=%d: resampled median %v, sorting gives %v", n, got, want)
+			}
+		}
+	}
+}
+
+func TestCompareGolden(t *testing.T) {
+	golden, err := filepath.Abs(filepath.Join("testdata", "compare.md.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Relative run directories, as a user types them, keep the report's
+	// title the same wherever the test runs.
+	t.Chdir(t.TempDir())
+	writeCmpRun(t, "base", 11, 25)
+	writeCmpRun(t, "new", 12, 25,
+		change{strategy: "ring", np: 4, bytes: 1 << 20, slowdown: 1.25},
+		change{strategy: "tree", np: 2, bytes: 8 << 20, slowdown: 0.75},
+		change{strategy: "tree", np: 4, bytes: 64 << 10, fail: "tree: allreduce #3: rank 2 (10.0.0.3:41234) closed the connection"},
+	)
+	c, err := Compare("base", "new", DefaultCompareOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c.Regressions()); got != 1 {
+		t.Errorf("%d regressions, want 1", got)
+	}
+	if err := c.WriteReport("new"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("new", CompareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, golden, got)
+	checkImages(t, "new", got)
+}
+
+func TestCompareErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeCmpRun(t, filepath.Join(dir, "ok"), 1, 5)
+	tests := []struct {
+		name      string
+		base, new string
+		o         CompareOptions
+		want      string
+	}{
+		{"no base", filepath.Join(dir, "nope"), filepath.Join(dir, "ok"), DefaultCompareOptions(), "base"},
+		{"no new", filepath.Join(dir, "ok"), filepath.Join(dir, "nope"), DefaultCompareOptions(), "new"},
+		{"bad alpha", filepath.Join(dir, "ok"), filepath.Join(dir, "ok"), CompareOptions{Alpha: 2}, "alpha"},
+		{"bad threshold", filepath.Join(dir, "ok"), filepath.Join(dir, "ok"), CompareOptions{Threshold: -1}, "threshold"},
+	}
+	for _, tt := range tests {
+		if _, err := Compare(tt.base, tt.new, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestMedianCIMatchesBenchmath: the interval distbench records is the one
+// benchstat prints for the same samples (see stats.MedianCI for the
+// documented exceptions).
+func TestMedianCIMatchesBenchmath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for n := 1; n <= 30; n++ {
+		if n == 24 {
+			continue // go-moremath breaks an exact tie by rounding
+		}
+		xs := noisy(rng, 100, n)
+		s := stats.Summarize(xs)
+		bm := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), &benchmath.DefaultThresholds), 0.95)
+		if s.Median != bm.Center || s.CILo != bm.Lo || s.CIHi != bm.Hi {
+			t.Errorf("n=%d: stats %v [%v, %v], benchmath %v [%v, %v]", n, s.Median, s.CILo, s.CIHi, bm.Center, bm.Lo, bm.Hi)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+// Package reports turns a run directory's results.jsonl into something to
+// read: a markdown report with plots, and a comparison of two runs that can
+// fail a CI job.
+//
+// # Usage
+//
+//	// After (or during, or after an interrupted) `distbench sweep --out run1`:
+//	if err := reports.Generate("run1"); err != nil { ... }
+//	// run1/report.md, with its plots in run1/plots/*.png
+//
+//	c, err := reports.Compare("baseline", "run1", reports.DefaultCompareOptions())
+//	if err != nil { ... }
+//	if err := c.WriteReport("run1"); err != nil { ... } // run1/compare.md, run1/plots/compare.png
+//	if len(c.Regressions()) > 0 {
+//		os.Exit(1)
+//	}
+//
+// # The report
+//
+// report.md opens with the environment and the run's status: complete, or
+// incomplete and why (interrupted, a torn last record, failed, unfinished or
+// wrong points, planned points never measured). Then, for each collective
+// (and dtype, op, in-place, link variant):
+//
+//   - a winner map: for each world size × message size, the strategy with
+//     the lowest median time and its margin over the runner-up, as a table
+//     and a heat map (plot_winner.go); a margin inside overlapping
+//     confidence intervals is marked "≈";
+//   - bus bandwidth against message size, one plot per world size, a line
+//     per strategy and peer (plot_busbw.go);
+//   - median time against message size on log-log axes (plot_latency.go);
+//   - bus bandwidth against world size at fixed sizes (plot_scaling.go);
+//
+// and, for training runs, loss against step and wall time, test accuracy
+// against epoch (plot_convergence.go) and the split of a step into compute,
+// overlapped and exposed communication (plot_steptime.go). Every plot has a
+// table of its numbers beside it, error bars where the records carry a
+// confidence interval, and a legend. Failed points are listed with their
+// errors at the end. The markdown is deterministic, so it is tested against
+// golden files (go test ./reports -update rewrites them).
+//
+// # Comparing runs
+//
+// Compare matches points by Record.Point (or, without one, by collective,
+// strategy, peer, world size, size, dtype, op, in-place and link) and, for
+// each, compares the per-iteration samples: the change of the median with a
+// bootstrap confidence interval, and a Mann-Whitney U test from
+// golang.org/x/perf/benchmath, as benchstat does. A point regressed when the
+// test rejects "no change" at Alpha (0.05) and the median time grew by more
+// than Threshold (5%). Both are needed: the test alone flags the few-percent
+// drift a machine shows between runs of the same build once there are enough
+// samples, and the threshold alone flags noise.
+//
+// # CI recipe
+//
+// Keep a baseline run directory as a build artifact, made on the machine CI
+// measures on, and compare each change against it:
+//
+//	# once, and again whenever the baseline should move:
+//	distbench sweep --out baseline        # upload baseline/ as an artifact
+//
+//	# on every change:
+//	distbench sweep --out new             # the same sweep flags as the baseline
+//	distbench compare baseline new        # writes new/compare.md; exits 1 on a regression
+//
+// Publish new/compare.md and new/report.md with the job. A baseline from
+// another machine, Go version or link shaping compares the machines as much
+// as the code; compare.md says so when the environments differ. The same
+// comparison works with Go's own tools: each run also writes results.bench,
+// so `benchstat baseline/results.bench new/results.bench` prints the familiar
+// table.
+package reports

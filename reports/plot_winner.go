@@ -1,0 +1,207 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/distbench/distbench/results"
+)
+
+// winner is the outcome of one (world size, message size) cell: the strategy
+// with the lowest median time and how far behind the runner-up is.
+type winner struct {
+	np     int
+	bytes  int64
+	best   string
+	runner string  // "" when only one strategy was measured
+	margin float64 // runner-up time / best time − 1
+	// overlap is set when the two confidence intervals overlap: the order
+	// may be noise.
+	overlap bool
+}
+
+func (w winner) text() string {
+	switch {
+	case w.runner == "":
+		return w.best + " (only)"
+	case w.overlap:
+		return fmt.Sprintf("%s ≈%s", w.best, strings.TrimPrefix(pct(w.margin), "+"))
+	}
+	return fmt.Sprintf("%s %s", w.best, pct(w.margin))
+}
+
+// winners decides every cell of s among distbench's strategies. Peers are
+// references, not choices a distbench user can make, so they are left out
+// here; the busbw plots show how the winner compares with them.
+func winners(s *section) map[[2]int64]winner {
+	out := map[[2]int64]winner{}
+	for _, np := range s.nps {
+		for _, b := range s.sizes {
+			type cand struct {
+				name string
+				r    *results.Record
+			}
+			var cs []cand
+			for _, name := range s.series {
+				if r := s.at(name, np, b); r != nil && !s.peer[name] {
+					cs = append(cs, cand{name, r})
+				}
+			}
+			if len(cs) == 0 {
+				continue
+			}
+			slices.SortStableFunc(cs, func(a, b cand) int {
+				if a.r.TimeUs != b.r.TimeUs {
+					if a.r.TimeUs < b.r.TimeUs {
+						return -1
+					}
+					return 1
+				}
+				return strings.Compare(a.name, b.name)
+			})
+			w := winner{np: np, bytes: b, best: cs[0].name}
+			if len(cs) > 1 {
+				best, next := cs[0].r, cs[1].r
+				w.runner = cs[1].name
+				w.margin = next.TimeUs/best.TimeUs - 1
+				if best.TimeUsCIHi > 0 && next.TimeUsCILo > 0 {
+					w.overlap = best.TimeUsCIHi >= next.TimeUsCILo
+				}
+			}
+			out[[2]int64{int64(np), b}] = w
+		}
+	}
+	return out
+}
+
+// writeWinners writes the winner map of s as a table and a heat map: rows are
+// world sizes, columns message sizes, each cell coloured by the winning
+// strategy and shaded by its margin (pale: a near tie).
+func (rp *report) writeWinners(s *section) error {
+	ws := winners(s)
+	if len(ws) == 0 {
+		return nil
+	}
+	rp.m.h(3, "Winner map")
+	rp.m.text("For each world size and message size, the strategy with the lowest median time and its margin over the runner-up " +
+		"(runner-up time / winner time − 1). \"≈\" marks a margin inside the noise: the two 95% confidence intervals overlap. Peers are not ranked.")
+
+	p := plotNoGrid("Fastest strategy: "+s.title, "message size (bytes)", "world size (ranks)")
+	sizeLabels := make([]string, len(s.sizes))
+	for i, b := range s.sizes {
+		sizeLabels[i] = results.FormatSize(b)
+	}
+	npLabels := make([]string, len(s.nps))
+	for i, np := range s.nps {
+		npLabels[i] = fmt.Sprint(np)
+	}
+	p.NominalX(sizeLabels...)
+	p.NominalY(npLabels...)
+	var labels plotter.XYLabels
+	wins := map[string]int{}
+	for j, np := range s.nps {
+		for i, b := range s.sizes {
+			w, ok := ws[[2]int64{int64(np), b}]
+			if !ok {
+				continue
+			}
+			wins[w.best]++
+			// Margins of 50% and more get the full colour; a tie is pale.
+			f := 0.75 * (1 - math.Min(w.margin/0.5, 1))
+			if w.runner == "" || w.overlap {
+				f = 0.8
+			}
+			x, y := float64(i), float64(j)
+			poly, err := plotter.NewPolygon(plotter.XYs{{X: x - 0.5, Y: y - 0.5}, {X: x + 0.5, Y: y - 0.5}, {X: x + 0.5, Y: y + 0.5}, {X: x - 0.5, Y: y + 0.5}})
+			if err != nil {
+				return err
+			}
+			poly.Color = lighten(rp.colors.of(s.base[w.best]), f)
+			poly.LineStyle.Color = color.White
+			poly.LineStyle.Width = vg.Points(1)
+			p.Add(poly)
+			labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: y})
+			m := pct(w.margin)
+			if w.runner == "" {
+				m = "only"
+			} else if w.overlap {
+				m = "≈" + strings.TrimPrefix(m, "+")
+			}
+			labels.Labels = append(labels.Labels, w.best+"\n"+m)
+		}
+	}
+	lab, err := plotter.NewLabels(labels)
+	if err != nil {
+		return err
+	}
+	for i := range lab.TextStyle {
+		lab.TextStyle[i].Font.Size = vg.Points(8)
+		lab.TextStyle[i].XAlign = -0.5 // centred on the cell
+		lab.TextStyle[i].YAlign = -0.5
+	}
+	p.Add(lab)
+	// Legend: one swatch per strategy that won somewhere, in a margin kept
+	// free on the right so it covers no cell.
+	var names []string
+	for _, name := range s.series {
+		if wins[name] > 0 {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		sw, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return err
+		}
+		sw.Color = rp.colors.of(s.base[name])
+		p.Legend.Add(name, sw)
+	}
+	p.Legend.Left = false
+	p.X.Min, p.X.Max = -0.5, float64(len(s.sizes))-0.5+math.Max(1.5, 0.25*float64(len(s.sizes)))
+	p.Y.Min, p.Y.Max = -0.5, float64(len(s.nps))-0.5
+	w := plotW
+	if len(s.sizes) > 10 {
+		w = vg.Length(len(s.sizes)) * 0.75 * vg.Inch
+	}
+	h := max(plotH/2, vg.Length(len(s.nps))*0.6*vg.Inch+1.2*vg.Inch)
+	rel, err := save(p, rp.dir, "winner_"+s.slug, w, h)
+	if err != nil {
+		return err
+	}
+	rp.m.img("winner map, "+s.title, rel)
+
+	t := &table{header: []string{"ranks / size"}, left: map[int]bool{}}
+	for i, b := range s.sizes {
+		t.header = append(t.header, results.FormatSize(b))
+		t.left[i+1] = true
+	}
+	for _, np := range s.nps {
+		row := []string{fmt.Sprint(np)}
+		for _, b := range s.sizes {
+			if w, ok := ws[[2]int64{int64(np), b}]; ok {
+				row = append(row, w.text())
+			} else {
+				row = append(row, "")
+			}
+		}
+		t.add(row...)
+	}
+	if err := rp.m.table(t); err != nil {
+		return err
+	}
+	var tally []string
+	for _, name := range names {
+		tally = append(tally, fmt.Sprintf("%s %d", name, wins[name]))
+	}
+	rp.m.p("Cells won: %s of %d.", strings.Join(tally, ", "), len(ws))
+	return nil
+}
+
+var _ plot.Thumbnailer = (*plotter.Polygon)(nil)

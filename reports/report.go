@@ -1,0 +1,281 @@
+package reports
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distbench/distbench/results"
+)
+
+// ReportFile is the report's name inside the run directory.
+const ReportFile = "report.md"
+
+// maxListed caps how many missing points the status lists by name.
+const maxListed = 20
+
+type report struct {
+	dir    string
+	run    *results.Run
+	m      md
+	colors colors
+}
+
+// Generate reads RUN_DIR/results.jsonl and writes RUN_DIR/report.md with its
+// plots in RUN_DIR/plots. It works on an interrupted run too: the report then
+// says what is missing. Generate is deterministic: the same results give the
+// same markdown.
+func Generate(runDir string) error {
+	run, err := results.ReadRun(runDir)
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	rp := &report{dir: runDir, run: run}
+	var names []string
+	for i := range run.Records {
+		if n := baseName(&run.Records[i]); n != "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	rp.colors = newColors(slices.Compact(names))
+	if err := rp.write(); err != nil {
+		return fmt.Errorf("reports: %s: %w", runDir, err)
+	}
+	return writeFileAtomic(filepath.Join(runDir, ReportFile), rp.m.Bytes())
+}
+
+func (rp *report) write() error {
+	rp.m.h(1, "distbench report: "+filepath.Base(filepath.Clean(rp.dir)))
+	if err := rp.writeEnv(); err != nil {
+		return err
+	}
+	rp.writeStatus()
+	secs := collectiveSections(rp.run.Records)
+	if len(secs) > 0 {
+		rp.m.h(2, "Contents")
+		for _, s := range secs {
+			rp.m.WriteString(fmt.Sprintf("- [%s](#%s)\n", s.title, anchor(s.title)))
+		}
+		if len(trainGroups(rp.run.Records)) > 0 {
+			rp.m.WriteString("- [Training](#training)\n")
+		}
+		rp.m.WriteString("\n")
+	}
+	for _, s := range secs {
+		rp.m.h(2, s.title)
+		steps := []func(*section) error{rp.writeWinners, rp.writeBusBW, rp.writeLatency, rp.writeScaling}
+		if s.sizes[len(s.sizes)-1] <= 0 {
+			// Nothing to draw against size on a log axis (a barrier, say).
+			steps = []func(*section) error{rp.writeWinners, rp.writeScaling}
+		}
+		for _, f := range steps {
+			if err := f(s); err != nil {
+				return fmt.Errorf("%s: %w", s.title, err)
+			}
+		}
+	}
+	if groups := trainGroups(rp.run.Records); len(groups) > 0 {
+		rp.m.h(2, "Training")
+		for _, g := range groups {
+			rp.m.h(3, g.title)
+			if err := rp.writeConvergence(g); err != nil {
+				return fmt.Errorf("training %s: %w", g.title, err)
+			}
+			if err := rp.writeStepTime(g); err != nil {
+				return fmt.Errorf("training %s: %w", g.title, err)
+			}
+		}
+	}
+	return rp.writeFailed()
+}
+
+func (rp *report) writeEnv() error {
+	env := rp.run.Env
+	rp.m.h(2, "Environment")
+	if env == nil {
+		rp.m.p("The results have no env record: where and how they were measured is unknown.")
+		return nil
+	}
+	t := &table{header: []string{"", ""}, left: map[int]bool{1: true}}
+	t.add("host", env.Host)
+	t.add("CPU", fmt.Sprintf("%s, %d cores", env.CPUModel, env.Cores))
+	mem := "unknown"
+	if env.MemBytes > 0 {
+		mem = fmt.Sprintf("%.1f GiB", float64(env.MemBytes)/(1<<30))
+	}
+	t.add("memory", mem)
+	t.add("kernel", env.Kernel)
+	t.add("Go", env.GoVersion)
+	t.add("commit", env.Commit)
+	if env.Link != "" {
+		t.add("link shaping", env.Link)
+	}
+	t.add("started", env.StartedAt.UTC().Format(time.RFC3339))
+	if last := rp.run.Envs[len(rp.run.Envs)-1]; rp.run.Finished {
+		t.add("finished", fmt.Sprintf("%s (%s)", last.FinishedAt.UTC().Format(time.RFC3339),
+			last.FinishedAt.Sub(env.StartedAt).Round(time.Second)))
+	}
+	if len(env.Args) > 0 {
+		t.add("command", strings.Join(env.Args, " "))
+	}
+	if err := rp.m.table(t); err != nil {
+		return err
+	}
+	// A resumed run may have continued elsewhere; say so, because its
+	// points are then not comparable with each other.
+	for _, e := range rp.run.Envs[1:] {
+		if e.Host != env.Host || e.CPUModel != env.CPUModel || e.Commit != env.Commit || e.GoVersion != env.GoVersion {
+			rp.m.p("**Warning:** a later session ran on %s (%s), commit %s, %s: points from different sessions may not be comparable.",
+				e.Host, e.CPUModel, e.Commit, e.GoVersion)
+		}
+	}
+	return nil
+}
+
+// writeStatus says whether the run is complete and, if not, why not.
+func (rp *report) writeStatus() {
+	run := rp.run
+	rp.m.h(2, "Status")
+	var reasons []string
+	if !run.Finished {
+		reasons = append(reasons, "the run did not finish: it was interrupted, or is still running")
+	}
+	if run.Truncated {
+		reasons = append(reasons, "the last record was cut short by the interruption and is left out")
+	}
+	failed := run.Failed()
+	var nErr, nInc, nWrong int
+	for _, r := range failed {
+		switch {
+		case r.Error != "":
+			nErr++
+		default:
+			nInc++
+		}
+	}
+	for i := range run.Records {
+		if r := &run.Records[i]; r.Wrong > 0 && r.Error == "" {
+			nWrong++
+		}
+	}
+	if nErr > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d point(s) failed (listed under [Failed points](#failed-points))", nErr))
+	}
+	if nInc > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d point(s) stopped short (incomplete)", nInc))
+	}
+	if nWrong > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d point(s) computed wrong results and are left out of plots and rankings", nWrong))
+	}
+	missing := run.Missing()
+	if len(missing) > 0 {
+		list := missing
+		more := ""
+		if len(list) > maxListed {
+			list, more = list[:maxListed], fmt.Sprintf(", and %d more", len(missing)-maxListed)
+		}
+		reasons = append(reasons, fmt.Sprintf("%d planned point(s) have no result: %s%s", len(missing), "`"+strings.Join(list, "`, `")+"`", more))
+	}
+	measured := 0
+	for i := range run.Records {
+		if r := &run.Records[i]; r.Kind == results.KindCollective && good(r) {
+			measured++
+		}
+	}
+	if len(reasons) == 0 {
+		rp.m.p("**Complete.** %d collective points measured, none failed.", measured)
+		return
+	}
+	rp.m.p("**Incomplete.** %d collective points measured; read the results with that in mind:", measured)
+	for _, r := range reasons {
+		rp.m.WriteString("- " + r + "\n")
+	}
+	rp.m.WriteString("\n")
+}
+
+func (rp *report) writeFailed() error {
+	var rows [][]string
+	for _, r := range rp.run.Failed() {
+		what := r.Error
+		if what == "" {
+			what = "incomplete: stopped before all iterations ran"
+		}
+		rows = append(rows, failedRow(&r, what))
+	}
+	for i := range rp.run.Records {
+		if r := &rp.run.Records[i]; r.Wrong > 0 && r.Error == "" {
+			rows = append(rows, failedRow(r, fmt.Sprintf("%d wrong element(s)", r.Wrong)))
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	rp.m.h(2, "Failed points")
+	t := &table{header: []string{"point", "kind", "strategy", "ranks", "size", "error"}, left: map[int]bool{1: true, 2: true, 5: true}}
+	for _, row := range rows {
+		t.add(row...)
+	}
+	return rp.m.table(t)
+}
+
+func failedRow(r *results.Record, what string) []string {
+	name := r.Point
+	if name == "" {
+		name = results.BenchName(r)
+	}
+	kind := r.Kind
+	if r.Collective != "" {
+		kind = r.Collective
+	}
+	size := ""
+	if r.Kind == results.KindCollective {
+		size = results.FormatSize(r.Bytes)
+	}
+	np := ""
+	if r.NP > 0 {
+		np = fmt.Sprint(r.NP)
+	}
+	return []string{name, kind, seriesName(r), np, size, what}
+}
+
+// anchor is the GitHub-style heading anchor of a title.
+func anchor(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// writeFileAtomic replaces path with data so that a reader (a browser
+// refreshing report.md during a sweep) never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package results
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CaptureEnv describes the machine and build this process runs on. It is
+// best effort: a field it cannot learn is "unknown" (or 0), never an error,
+// because a missing CPU model must not stop a benchmark.
+func CaptureEnv() Env {
+	e := Env{
+		Host:      "unknown",
+		CPUModel:  "unknown",
+		Cores:     runtime.NumCPU(),
+		Kernel:    kernel(),
+		GoVersion: runtime.Version(),
+		Commit:    commit(debug.ReadBuildInfo()),
+		Args:      os.Args,
+		StartedAt: time.Now().UTC(),
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		e.Host = h
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		if m := parseCPUInfo(f); m != "" {
+			e.CPUModel = m
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		e.MemBytes = parseMemInfo(f)
+		f.Close()
+	}
+	return e
+}
+
+// parseCPUInfo returns the CPU model named in /proc/cpuinfo: "model name" on
+// x86, "Model"/"Hardware"/"cpu" lines on ARM and POWER, in that order of
+// preference.
+func parseCPUInfo(r io.Reader) string {
+	prefs := []string{"model name", "Model", "Hardware", "cpu"}
+	found := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if _, seen := found[k]; !seen && v != "" {
+			found[k] = v
+		}
+	}
+	for _, k := range prefs {
+		if v := found[k]; v != "" {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return ""
+}
+
+// parseMemInfo returns MemTotal from /proc/meminfo in bytes, 0 if absent.
+func parseMemInfo(r io.Reader) int64 {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			if len(f) >= 3 && strings.EqualFold(f[2], "kB") {
+				n *= 1024
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// commit is the VCS revision the binary was built from, with "-dirty" when
+// the tree had local changes, or "unknown" (go run, go test, -buildvcs=false).
+func commit(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "unknown"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	if modified == "true" {
+		rev += "-dirty"
+	}
+	return rev
+}
