@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/exact"
 )
 
 func wrongErr(what string, wrong int64, total int) error {
@@ -24,11 +25,11 @@ func testAllReduce(w *world) {
 				name := fmt.Sprintf("%s/%s/count=%d", dt, op, count)
 				w.each(func(ctx context.Context, r int, c collective.Comm) error {
 					t := collective.NewTensor(dt, count)
-					Fill(t, op, w.n, r, 0)
+					exact.Fill(t, op, w.n, r, 0)
 					if err := c.AllReduce(ctx, t, op); err != nil {
 						return fmt.Errorf("%s: %w", name, err)
 					}
-					return wrongErr(name, CountWrong(t, op, w.n, 0), count)
+					return wrongErr(name, exact.CountWrong(t, op, w.n, 0), count)
 				})
 			}
 		}
@@ -43,11 +44,11 @@ func testAllReduceLarge(w *world) {
 	for _, op := range ops {
 		w.each(func(ctx context.Context, r int, c collective.Comm) error {
 			t := collective.NewTensor(collective.Float32, LargeCount)
-			Fill(t, op, w.n, r, 0)
+			exact.Fill(t, op, w.n, r, 0)
 			if err := c.AllReduce(ctx, t, op); err != nil {
 				return err
 			}
-			return wrongErr(fmt.Sprintf("float32/%s/count=%d", op, LargeCount), CountWrong(t, op, w.n, 0), LargeCount)
+			return wrongErr(fmt.Sprintf("float32/%s/count=%d", op, LargeCount), exact.CountWrong(t, op, w.n, 0), LargeCount)
 		})
 	}
 }
@@ -64,29 +65,19 @@ func testReduce(w *world) {
 					name := fmt.Sprintf("%s/%s/count=%d/root=%d", dt, op, count, root)
 					w.each(func(ctx context.Context, r int, c collective.Comm) error {
 						t := collective.NewTensor(dt, count)
-						Fill(t, op, w.n, r, 0)
+						exact.Fill(t, op, w.n, r, 0)
 						if err := c.Reduce(ctx, t, root, op); err != nil {
 							return fmt.Errorf("%s: %w", name, err)
 						}
 						if r != root {
 							return nil
 						}
-						return wrongErr(name, CountWrong(t, op, w.n, 0), count)
+						return wrongErr(name, exact.CountWrong(t, op, w.n, 0), count)
 					})
 				}
 			}
 		}
 	}
-}
-
-func countPattern(t collective.Tensor, rank, offset int) int64 {
-	var wrong int64
-	for j := range t.Count() {
-		if t.Float64At(j) != Pattern(t.DType, rank, offset+j) {
-			wrong++
-		}
-	}
-	return wrong
 }
 
 func testBroadcast(w *world) {
@@ -100,12 +91,12 @@ func testBroadcast(w *world) {
 				w.each(func(ctx context.Context, r int, c collective.Comm) error {
 					t := collective.NewTensor(dt, count)
 					if r == root {
-						FillPattern(t, root, 0)
+						exact.FillPattern(t, root, 0)
 					}
 					if err := c.Broadcast(ctx, t, root); err != nil {
 						return fmt.Errorf("%s: %w", name, err)
 					}
-					return wrongErr(name, countPattern(t, root, 0), count)
+					return wrongErr(name, exact.CountPattern(t, root, 0), count)
 				})
 			}
 		}
@@ -123,13 +114,13 @@ func testAllGather(w *world) {
 					if inplace {
 						in = out.Slice(r*count, (r+1)*count)
 					}
-					FillPattern(in, r, 0)
+					exact.FillPattern(in, r, 0)
 					if err := c.AllGather(ctx, out, in); err != nil {
 						return fmt.Errorf("%s: %w", name, err)
 					}
 					var wrong int64
 					for src := range w.n {
-						wrong += countPattern(out.Slice(src*count, (src+1)*count), src, 0)
+						wrong += exact.CountPattern(out.Slice(src*count, (src+1)*count), src, 0)
 					}
 					return wrongErr(name, wrong, count*w.n)
 				})
@@ -150,7 +141,7 @@ func testReduceScatter(w *world) {
 					name := fmt.Sprintf("%s/%s/count=%d/inplace=%v", dt, op, count, inplace)
 					w.each(func(ctx context.Context, r int, c collective.Comm) error {
 						in := collective.NewTensor(dt, count*w.n)
-						Fill(in, op, w.n, r, 0)
+						exact.Fill(in, op, w.n, r, 0)
 						out := collective.NewTensor(dt, count)
 						if inplace {
 							out = in.Slice(r*count, (r+1)*count)
@@ -158,7 +149,7 @@ func testReduceScatter(w *world) {
 						if err := c.ReduceScatter(ctx, out, in, op); err != nil {
 							return fmt.Errorf("%s: %w", name, err)
 						}
-						return wrongErr(name, CountWrong(out, op, w.n, r*count), count)
+						return wrongErr(name, exact.CountWrong(out, op, w.n, r*count), count)
 					})
 				}
 			}
@@ -173,7 +164,7 @@ func testGather(w *world) {
 				name := fmt.Sprintf("%s/count=%d/root=%d", dt, count, root)
 				w.each(func(ctx context.Context, r int, c collective.Comm) error {
 					in := collective.NewTensor(dt, count)
-					FillPattern(in, r, 0)
+					exact.FillPattern(in, r, 0)
 					var out collective.Tensor
 					if r == root {
 						out = collective.NewTensor(dt, count*w.n)
@@ -186,7 +177,7 @@ func testGather(w *world) {
 					}
 					var wrong int64
 					for src := range w.n {
-						wrong += countPattern(out.Slice(src*count, (src+1)*count), src, 0)
+						wrong += exact.CountPattern(out.Slice(src*count, (src+1)*count), src, 0)
 					}
 					return wrongErr(name, wrong, count*w.n)
 				})
@@ -204,13 +195,13 @@ func testScatter(w *world) {
 					var in collective.Tensor
 					if r == root {
 						in = collective.NewTensor(dt, count*w.n)
-						FillPattern(in, root, 0)
+						exact.FillPattern(in, root, 0)
 					}
 					out := collective.NewTensor(dt, count)
 					if err := c.Scatter(ctx, out, in, root); err != nil {
 						return fmt.Errorf("%s: %w", name, err)
 					}
-					return wrongErr(name, countPattern(out, root, r*count), count)
+					return wrongErr(name, exact.CountPattern(out, root, r*count), count)
 				})
 			}
 		}
@@ -223,10 +214,10 @@ func testAllToAll(w *world) {
 			for _, inplace := range []bool{false, true} {
 				name := fmt.Sprintf("%s/per=%d/inplace=%v", dt, per, inplace)
 				w.each(func(ctx context.Context, r int, c collective.Comm) error {
-					// Block j of rank r's input is Pattern(r*n+j, ·).
+					// Block j of rank r's input is exact.Pattern(r*n+j, ·).
 					in := collective.NewTensor(dt, per*w.n)
 					for j := range w.n {
-						FillPattern(in.Slice(j*per, (j+1)*per), r*w.n+j, 0)
+						exact.FillPattern(in.Slice(j*per, (j+1)*per), r*w.n+j, 0)
 					}
 					out := collective.NewTensor(dt, per*w.n)
 					if inplace {
@@ -237,7 +228,7 @@ func testAllToAll(w *world) {
 					}
 					var wrong int64
 					for src := range w.n {
-						wrong += countPattern(out.Slice(src*per, (src+1)*per), src*w.n+r, 0)
+						wrong += exact.CountPattern(out.Slice(src*per, (src+1)*per), src*w.n+r, 0)
 					}
 					return wrongErr(name, wrong, per*w.n)
 				})
@@ -287,7 +278,7 @@ func testSendRecv(w *world) {
 			}
 			for k := range msgs {
 				t := collective.NewTensor(collective.Int32, count)
-				FillPattern(t, r*msgs+k, 0)
+				exact.FillPattern(t, r*msgs+k, 0)
 				works = append(works, c.ISend(ctx, t, right, 7))
 			}
 			for _, wk := range works {
@@ -297,14 +288,14 @@ func testSendRecv(w *world) {
 			}
 			for k := range msgs {
 				if err := wrongErr(fmt.Sprintf("message %d of %d from rank %d", k, count, left),
-					countPattern(recvs[k], left*msgs+k, 0), count); err != nil {
+					exact.CountPattern(recvs[k], left*msgs+k, 0), count); err != nil {
 					return err
 				}
 			}
 			// Blocking forms, even ranks sending first.
 			t := collective.NewTensor(collective.Float64, count)
 			if r%2 == 0 {
-				FillPattern(t, r, 0)
+				exact.FillPattern(t, r, 0)
 				if err := c.Send(ctx, t, right, 1); err != nil {
 					return err
 				}
@@ -316,13 +307,13 @@ func testSendRecv(w *world) {
 				if err := c.Recv(ctx, got, left, 1); err != nil {
 					return err
 				}
-				FillPattern(t, r, 0)
+				exact.FillPattern(t, r, 0)
 				if err := c.Send(ctx, t, right, 1); err != nil {
 					return err
 				}
 				t = got
 			}
-			return wrongErr("blocking send/recv", countPattern(t, left, 0), count)
+			return wrongErr("blocking send/recv", exact.CountPattern(t, left, 0), count)
 		})
 	}
 }
@@ -336,19 +327,19 @@ func testAsyncOrder(w *world) {
 		works := make([]collective.Work, k)
 		for i := range k {
 			ts[i] = collective.NewTensor(collective.Float32, 1000+i*333)
-			Fill(ts[i], collective.Sum, w.n, r, i)
+			exact.Fill(ts[i], collective.Sum, w.n, r, i)
 			works[i] = c.IAllReduce(ctx, ts[i], collective.Sum)
 		}
 		b := collective.NewTensor(collective.Int64, 10)
 		if r == 0 {
-			FillPattern(b, 0, 0)
+			exact.FillPattern(b, 0, 0)
 		}
 		bw := c.IBroadcast(ctx, b, 0)
 		for i := k - 1; i >= 0; i-- {
 			if err := works[i].Wait(ctx); err != nil {
 				return err
 			}
-			if err := wrongErr(fmt.Sprintf("async allreduce %d", i), CountWrong(ts[i], collective.Sum, w.n, i), ts[i].Count()); err != nil {
+			if err := wrongErr(fmt.Sprintf("async allreduce %d", i), exact.CountWrong(ts[i], collective.Sum, w.n, i), ts[i].Count()); err != nil {
 				return err
 			}
 		}
@@ -360,7 +351,7 @@ func testAsyncOrder(w *world) {
 		default:
 			return errors.New("Done not closed after Wait returned")
 		}
-		return wrongErr("async broadcast", countPattern(b, 0, 0), 10)
+		return wrongErr("async broadcast", exact.CountPattern(b, 0, 0), 10)
 	})
 }
 
@@ -389,11 +380,11 @@ func testGroups(w *world) {
 			return fmt.Errorf("group %v: rank %d of %d, want rank %d", members, g.Rank(), g.Size(), slices.Index(members, r))
 		}
 		t := collective.NewTensor(collective.Int32, 501)
-		Fill(t, collective.Sum, g.Size(), g.Rank(), 0)
+		exact.Fill(t, collective.Sum, g.Size(), g.Rank(), 0)
 		if err := g.AllReduce(ctx, t, collective.Sum); err != nil {
 			return err
 		}
-		if err := wrongErr("group allreduce", CountWrong(t, collective.Sum, g.Size(), 0), 501); err != nil {
+		if err := wrongErr("group allreduce", exact.CountWrong(t, collective.Sum, g.Size(), 0), 501); err != nil {
 			return err
 		}
 		rev := make([]int, w.n)
@@ -410,12 +401,12 @@ func testGroups(w *world) {
 		}
 		b := collective.NewTensor(collective.Float32, 77)
 		if all.Rank() == 0 {
-			FillPattern(b, 42, 0)
+			exact.FillPattern(b, 42, 0)
 		}
 		if err := all.Broadcast(ctx, b, 0); err != nil {
 			return err
 		}
-		if err := wrongErr("reversed group broadcast", countPattern(b, 42, 0), 77); err != nil {
+		if err := wrongErr("reversed group broadcast", exact.CountPattern(b, 42, 0), 77); err != nil {
 			return err
 		}
 		// The world still works after its groups.

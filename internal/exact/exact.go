@@ -1,4 +1,8 @@
-package collectivetest
+// Package exact makes inputs whose reductions are exact in every dtype, and
+// counts the elements of a result that differ from the exact answer. The
+// conformance suite and `distbench run --check` share it, so a #wrong of 0
+// means the same thing in both.
+package exact
 
 import (
 	"github.com/distbench/distbench/collective"
@@ -82,4 +86,15 @@ func FillPattern(t collective.Tensor, r, offset int) {
 	for j := range t.Count() {
 		t.SetFloat64(j, Pattern(t.DType, r, offset+j))
 	}
+}
+
+// CountPattern counts elements of t that differ from Pattern(dt, rank, offset+j).
+func CountPattern(t collective.Tensor, rank, offset int) int64 {
+	var wrong int64
+	for j := range t.Count() {
+		if t.Float64At(j) != Pattern(t.DType, rank, offset+j) {
+			wrong++
+		}
+	}
+	return wrong
 }

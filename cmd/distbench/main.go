@@ -1,0 +1,60 @@
+// Command distbench measures how gradients travel: parameter server or
+// allreduce, ring or tree or NCCL, on this cluster, at this scale.
+//
+//	distbench run --strategy ring --np 4 --collective allreduce -b 4KiB -e 64MiB -f 2 --check
+//	distbench strategies
+//
+// See README.md for the user guide.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
+}
+
+// usageError is bad input: reported in one line, exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitError carries a chosen exit status without a message of its own (the
+// command has already said what went wrong).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// run is the whole CLI, so tests drive it in-process.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	root := newRootCmd(ctx, stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "distbench: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}

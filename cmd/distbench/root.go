@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness"
+	_ "github.com/distbench/distbench/strategies/all"
+)
+
+func newRootCmd(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "distbench",
+		Short: "Benchmark how gradients travel: parameter server or allreduce, ring, tree or NCCL",
+		Long: `distbench measures collective-communication strategies for distributed training
+(ring and tree allreduce, a gRPC parameter server, NCCL) through one API
+modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())}
+	})
+	root.AddCommand(newRunCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout))
+	return root
+}
+
+// isCobraUsage recognises cobra's own argument errors (unknown command, wrong
+// number of arguments), which are bad input too.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
+		strings.HasPrefix(s, "requires ") || strings.Contains(s, "unknown flag") ||
+		strings.Contains(s, "unknown shorthand flag")
+}
+
+func newStrategiesCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "strategies",
+		Short: "List the registered strategies",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range collective.Strategies() {
+				st, _ := collective.Lookup(name)
+				desc := ""
+				if d, ok := st.(collective.Describer); ok {
+					desc = d.Description()
+				}
+				if a, ok := st.(collective.Availability); ok {
+					if err := a.Available(); err != nil {
+						desc += " [unavailable here: " + err.Error() + "]"
+					}
+				}
+				fmt.Fprintf(stdout, "%-8s %s\n", name, desc)
+			}
+			return nil
+		},
+	}
+}
+
+// newWorkerCmd is what launchers start: one rank (or server) of a job
+// described by DISTBENCH_* environment variables.
+func newWorkerCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:    "worker",
+		Short:  "Run one rank of a job (started by distbench's launcher, or by mpirun/srun with DISTBENCH_SPEC set)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return harness.WorkerMain(cmd.Context(), stdout, os.Getenv)
+		},
+	}
+}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/internal/units"
+	"github.com/distbench/distbench/results"
+)
+
+type runFlags struct {
+	strategy, coll, dtype, op string
+	minBytes, maxBytes, stepB string
+	stepFactor                float64
+	np, root, iters, warmup   int
+	check                     bool
+	jsonPath, link, launcher  string
+	timeout                   time.Duration
+	opts                      []string
+	inplace                   string
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Measure one collective over a range of sizes and print the nccl-tests table",
+		Example: `  distbench run --strategy ring --np 4 --collective allreduce --minbytes 4KiB --maxbytes 64MiB --stepfactor 2 --check
+  mpirun -n 8 distbench run --launcher env --strategy ring --collective allgather -b 1M -e 1G`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := f.spec()
+			if err != nil {
+				return usageError{err}
+			}
+			return runSpec(cmd, spec, f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.strategy, "strategy", "ring", "strategy to measure (see 'distbench strategies')")
+	fl.IntVar(&f.np, "np", 2, "number of ranks (local worker processes)")
+	fl.StringVar(&f.coll, "collective", "allreduce", "collective: "+strings.Join(harness.Collectives(), ", "))
+	fl.StringVarP(&f.minBytes, "minbytes", "b", "4KiB", "smallest size (bytes, or with a unit: 4K, 4KiB, 1M)")
+	fl.StringVarP(&f.maxBytes, "maxbytes", "e", "64MiB", "largest size")
+	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 2, "multiply the size by this between points")
+	fl.StringVarP(&f.stepB, "stepbytes", "i", "", "add this to the size between points (instead of --stepfactor)")
+	fl.StringVarP(&f.dtype, "dtype", "d", "float32", "element type: "+strings.Join(dtypeNames(), ", "))
+	fl.StringVarP(&f.op, "op", "o", "sum", "reduction op: sum, prod, max, min, avg")
+	fl.IntVarP(&f.root, "root", "r", 0, "root rank for broadcast, reduce, gather, scatter")
+	fl.IntVarP(&f.iters, "iters", "n", 20, "timed iterations per size")
+	fl.IntVarP(&f.warmup, "warmup", "w", 5, "untimed warm-up iterations per size")
+	fl.BoolVarP(&f.check, "check", "c", false, "check results with exactly reducible inputs; any wrong element fails the run")
+	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row)")
+	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
+	fl.StringVar(&f.link, "link", "", "shape every rank's NIC, e.g. 10Gbit,25us or a preset (1g, 10g, 25g, 100g, lan, wan)")
+	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
+	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
+	fl.StringVar(&f.launcher, "launcher", "local", "local: start --np worker processes here; env: this process is one rank started by mpirun, srun, torchrun or a Kubernetes Job")
+	return cmd
+}
+
+func dtypeNames() []string {
+	var s []string
+	for _, d := range collective.DTypes() {
+		s = append(s, d.String())
+	}
+	return s
+}
+
+// sizes expands min/max/step into the list of sizes, as nccl-tests does.
+func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
+	lo, err := units.ParseBytes(f.minBytes)
+	if err != nil {
+		return nil, fmt.Errorf("--minbytes: %w", err)
+	}
+	hi, err := units.ParseBytes(f.maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("--maxbytes: %w", err)
+	}
+	if lo > hi {
+		return nil, fmt.Errorf("--minbytes %s is larger than --maxbytes %s", f.minBytes, f.maxBytes)
+	}
+	var step int64
+	if f.stepB != "" {
+		if step, err = units.ParseBytes(f.stepB); err != nil || step <= 0 {
+			return nil, fmt.Errorf("--stepbytes %q: want a positive size such as 1MiB", f.stepB)
+		}
+	} else if f.stepFactor <= 1 && lo != hi {
+		return nil, fmt.Errorf("--stepfactor %g: must be greater than 1", f.stepFactor)
+	}
+	var out []int64
+	for s := lo; s <= hi; {
+		if s%int64(dt.Size()) != 0 {
+			return nil, fmt.Errorf("size %d bytes is not a multiple of %s's %d bytes (accepted: multiples of %d)", s, dt, dt.Size(), dt.Size())
+		}
+		out = append(out, s)
+		if len(out) > 4096 {
+			return nil, fmt.Errorf("more than 4096 sizes between %s and %s; use a larger step", f.minBytes, f.maxBytes)
+		}
+		next := s + step
+		if step == 0 {
+			next = int64(float64(s) * f.stepFactor)
+			if s == 0 {
+				next = int64(dt.Size())
+			}
+		}
+		if next <= s {
+			break
+		}
+		s = next
+	}
+	return out, nil
+}
+
+func (f *runFlags) spec() (*harness.Spec, error) {
+	if _, err := collective.Lookup(f.strategy); err != nil {
+		return nil, err
+	}
+	dt, err := collective.ParseDType(f.dtype)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := collective.ParseOp(f.op); err != nil {
+		return nil, err
+	}
+	if f.np < 1 {
+		return nil, fmt.Errorf("--np %d: must be at least 1", f.np)
+	}
+	if f.launcher != "local" && f.launcher != "env" {
+		return nil, fmt.Errorf("--launcher %q (accepted: local, env)", f.launcher)
+	}
+	sizes, err := f.sizes(dt)
+	if err != nil {
+		return nil, err
+	}
+	var modes []bool
+	switch f.inplace {
+	case "both":
+		modes = []bool{false, true}
+	case "out":
+		modes = []bool{false}
+	case "in":
+		modes = []bool{true}
+	default:
+		return nil, fmt.Errorf("--inplace %q (accepted: both, out, in)", f.inplace)
+	}
+	opts := map[string]string{}
+	for _, kv := range f.opts {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--opt %q: want key=value", kv)
+		}
+		opts[k] = v
+	}
+	if len(opts) == 0 {
+		opts = nil
+	}
+	spec := &harness.Spec{
+		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
+		Iters: f.iters, Warmup: f.warmup, Check: f.check,
+	}
+	for _, s := range sizes {
+		for _, inplace := range modes {
+			spec.Points = append(spec.Points, harness.Point{
+				Collective: f.coll, Bytes: s, DType: dt.String(), Op: f.op, Root: f.root, InPlace: inplace,
+			})
+		}
+	}
+	return spec, spec.Validate()
+}
+
+func runSpec(cmd *cobra.Command, spec *harness.Spec, f *runFlags, stdout, stderr io.Writer) error {
+	var jsonOut *os.File
+	if f.jsonPath != "" {
+		var err error
+		if jsonOut, err = os.OpenFile(f.jsonPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return usageError{fmt.Errorf("--json: %w", err)}
+		}
+		defer jsonOut.Close()
+	}
+	tw := newTable(stdout, spec, f.inplace)
+	var mu sync.Mutex
+	var writeErr error
+	emit := func(r *results.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		tw.add(r)
+		if jsonOut != nil {
+			b, _ := json.Marshal(r)
+			if _, err := jsonOut.Write(append(b, '\n')); err != nil && writeErr == nil {
+				writeErr = err
+			}
+		}
+		return writeErr
+	}
+	tw.header()
+	var err error
+	if f.launcher == "env" {
+		err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
+	} else {
+		err = harness.Launch(cmd.Context(), harness.LaunchOptions{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+	}
+	tw.footer(err != nil)
+	if err != nil {
+		return err
+	}
+	if tw.wrong > 0 {
+		fmt.Fprintf(stderr, "distbench: %d wrong elements\n", tw.wrong)
+		return exitError{1}
+	}
+	return nil
+}
+
+// table prints nccl-tests' table: one line per size, out-of-place columns
+// then in-place columns, as the records for that size arrive.
+type table struct {
+	w       *bufio.Writer
+	spec    *harness.Spec
+	modes   string
+	pending map[int64][2]*results.Record
+	busbw   []float64
+	wrong   int64
+	check   bool
+	rows    int
+}
+
+func newTable(w io.Writer, spec *harness.Spec, modes string) *table {
+	return &table{w: bufio.NewWriter(w), spec: spec, modes: modes, pending: map[int64][2]*results.Record{}, check: spec.Check}
+}
+
+func (t *table) header() {
+	s := t.spec
+	fmt.Fprintf(t.w, "# distbench run: strategy %s, np %d, iters %d, warmup %d, check %v", s.Strategy, s.NP, s.Iters, s.Warmup, s.Check)
+	if s.Link != "" {
+		fmt.Fprintf(t.w, ", link %s", s.Link)
+	}
+	for _, k := range sortedKeys(s.Options) {
+		fmt.Fprintf(t.w, ", %s=%s", k, s.Options[k])
+	}
+	fmt.Fprintf(t.w, "\n# time is the median over iterations of the slowest rank's time\n#\n")
+	fmt.Fprintf(t.w, "# %63s %36s\n", "out-of-place", "in-place")
+	fmt.Fprintf(t.w, "# %10s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s\n",
+		"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong")
+	fmt.Fprintf(t.w, "# %10s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s\n",
+		"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+	t.w.Flush()
+}
+
+func (t *table) add(r *results.Record) {
+	key := int64(-1)
+	for _, p := range t.spec.Points {
+		if t.spec.PointID(p) == r.Point {
+			key = p.Bytes
+		}
+	}
+	pair := t.pending[key]
+	if r.InPlace {
+		pair[1] = r
+	} else {
+		pair[0] = r
+	}
+	t.pending[key] = pair
+	if (t.modes == "both" && pair[0] != nil && pair[1] != nil) || t.modes != "both" {
+		t.row(pair)
+		delete(t.pending, key)
+	}
+}
+
+func (t *table) row(pair [2]*results.Record) {
+	first := pair[0]
+	if first == nil {
+		first = pair[1]
+	}
+	op := first.Op
+	if op == "" {
+		op = "none"
+	}
+	fmt.Fprintf(t.w, "  %10d %12d %8s %6s %6d", first.Bytes, first.Count, first.DType, op, first.Root)
+	for _, r := range pair {
+		if r == nil {
+			fmt.Fprintf(t.w, " %9s %8s %8s %6s", "-", "-", "-", "-")
+			continue
+		}
+		if r.Error != "" {
+			fmt.Fprintf(t.w, " %9s %8s %8s %6s", "failed", "-", "-", "-")
+			continue
+		}
+		wrong := "N/A"
+		if t.check {
+			wrong = fmt.Sprint(r.Wrong)
+			t.wrong += max(r.Wrong, 0)
+		}
+		fmt.Fprintf(t.w, " %9s %8.2f %8.2f %6s", fmtTime(r.TimeUs), r.AlgBWGBs, r.BusBWGBs, wrong)
+		t.busbw = append(t.busbw, r.BusBWGBs)
+	}
+	fmt.Fprintln(t.w)
+	t.rows++
+	t.w.Flush()
+}
+
+func fmtTime(us float64) string {
+	if us >= 1e6 {
+		return fmt.Sprintf("%.0f", us)
+	}
+	return fmt.Sprintf("%.2f", us)
+}
+
+func (t *table) footer(failed bool) {
+	for _, pair := range t.pending { // a failed run leaves half rows
+		t.row(pair)
+	}
+	if t.check {
+		status := "OK"
+		if t.wrong > 0 {
+			status = "FAILED"
+		}
+		fmt.Fprintf(t.w, "# Out of bounds values : %d %s\n", t.wrong, status)
+	}
+	avg := 0.0
+	for _, b := range t.busbw {
+		avg += b
+	}
+	if len(t.busbw) > 0 {
+		avg /= float64(len(t.busbw))
+	}
+	fmt.Fprintf(t.w, "# Avg bus bandwidth    : %.4f\n", avg)
+	if failed {
+		fmt.Fprintf(t.w, "# incomplete: the run failed after %d rows\n", t.rows)
+	}
+	t.w.Flush()
+}
+
+func sortedKeys(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}

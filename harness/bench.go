@@ -1,0 +1,243 @@
+package harness
+
+import (
+	"context"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/exact"
+)
+
+// instance is one point's buffers on one rank.
+type instance struct {
+	comm    collective.Comm
+	n, r    int
+	dt      collective.DType
+	op      collective.Op
+	root    int
+	count   int // elements of the larger buffer, the "size" nccl-tests prints
+	inplace bool
+	in, out collective.Tensor
+}
+
+// benchmark describes how to measure one collective. Sizes name the larger
+// buffer (allgather's output, reduce-scatter's input), as nccl-tests does;
+// for collectives that split it into np blocks the count is rounded down to
+// a multiple of np.
+type benchmark struct {
+	reduces bool // takes an op
+	rooted  bool // takes a root
+	blocks  bool // the count splits into np equal blocks
+	// alloc sets in and out for the in-place or out-of-place form.
+	alloc func(b *instance)
+	// run performs the operation once.
+	run func(ctx context.Context, b *instance) error
+	// fill writes check inputs; wrong counts the elements of the result
+	// that differ from the exact answer (on the ranks that hold one).
+	fill  func(b *instance)
+	wrong func(b *instance) int64
+}
+
+var benchmarks = map[string]benchmark{
+	"allreduce": {
+		reduces: true,
+		alloc: func(b *instance) {
+			b.out = collective.NewTensor(b.dt, b.count)
+			b.in = b.out
+			if !b.inplace {
+				b.in = collective.NewTensor(b.dt, b.count)
+			}
+		},
+		// The API's allreduce works in place, as torch's does; the
+		// out-of-place form is what its users write: out.copy_(in), then
+		// all_reduce(out). The copy is part of the measured time.
+		run: func(ctx context.Context, b *instance) error {
+			if !b.inplace {
+				copy(b.out.Data, b.in.Data)
+			}
+			return b.comm.AllReduce(ctx, b.out, b.op)
+		},
+		fill:  func(b *instance) { exact.Fill(b.in, b.op, b.n, b.r, 0) },
+		wrong: func(b *instance) int64 { return exact.CountWrong(b.out, b.op, b.n, 0) },
+	},
+	"reduce": {
+		reduces: true, rooted: true,
+		alloc: func(b *instance) {
+			b.out = collective.NewTensor(b.dt, b.count)
+			b.in = b.out
+			if !b.inplace {
+				b.in = collective.NewTensor(b.dt, b.count)
+			}
+		},
+		run: func(ctx context.Context, b *instance) error {
+			if !b.inplace {
+				copy(b.out.Data, b.in.Data)
+			}
+			return b.comm.Reduce(ctx, b.out, b.root, b.op)
+		},
+		fill: func(b *instance) { exact.Fill(b.in, b.op, b.n, b.r, 0) },
+		wrong: func(b *instance) int64 {
+			if b.r != b.root {
+				return 0
+			}
+			return exact.CountWrong(b.out, b.op, b.n, 0)
+		},
+	},
+	"broadcast": {
+		rooted: true,
+		alloc: func(b *instance) {
+			b.out = collective.NewTensor(b.dt, b.count)
+			b.in = b.out
+			if !b.inplace {
+				b.in = collective.NewTensor(b.dt, b.count)
+			}
+		},
+		run: func(ctx context.Context, b *instance) error {
+			if !b.inplace && b.r == b.root {
+				copy(b.out.Data, b.in.Data)
+			}
+			return b.comm.Broadcast(ctx, b.out, b.root)
+		},
+		fill: func(b *instance) {
+			if b.r == b.root {
+				exact.FillPattern(b.in, b.root, 0)
+			}
+		},
+		wrong: func(b *instance) int64 { return exact.CountPattern(b.out, b.root, 0) },
+	},
+	"allgather": {
+		blocks: true,
+		alloc: func(b *instance) {
+			per := b.count / b.n
+			b.out = collective.NewTensor(b.dt, b.count)
+			if b.inplace {
+				b.in = b.out.Slice(b.r*per, (b.r+1)*per)
+			} else {
+				b.in = collective.NewTensor(b.dt, per)
+			}
+		},
+		run:  func(ctx context.Context, b *instance) error { return b.comm.AllGather(ctx, b.out, b.in) },
+		fill: func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
+		wrong: func(b *instance) int64 {
+			per, w := b.count/b.n, int64(0)
+			for src := range b.n {
+				w += exact.CountPattern(b.out.Slice(src*per, (src+1)*per), src, 0)
+			}
+			return w
+		},
+	},
+	"reducescatter": {
+		reduces: true, blocks: true,
+		alloc: func(b *instance) {
+			per := b.count / b.n
+			b.in = collective.NewTensor(b.dt, b.count)
+			if b.inplace {
+				b.out = b.in.Slice(b.r*per, (b.r+1)*per)
+			} else {
+				b.out = collective.NewTensor(b.dt, per)
+			}
+		},
+		run:  func(ctx context.Context, b *instance) error { return b.comm.ReduceScatter(ctx, b.out, b.in, b.op) },
+		fill: func(b *instance) { exact.Fill(b.in, b.op, b.n, b.r, 0) },
+		wrong: func(b *instance) int64 {
+			return exact.CountWrong(b.out, b.op, b.n, b.r*(b.count/b.n))
+		},
+	},
+	"gather": {
+		rooted: true, blocks: true,
+		alloc: func(b *instance) {
+			per := b.count / b.n
+			b.out = collective.NewTensor(b.dt, b.count)
+			if b.inplace {
+				b.in = b.out.Slice(b.r*per, (b.r+1)*per)
+			} else {
+				b.in = collective.NewTensor(b.dt, per)
+			}
+		},
+		run:  func(ctx context.Context, b *instance) error { return b.comm.Gather(ctx, b.out, b.in, b.root) },
+		fill: func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
+		wrong: func(b *instance) int64 {
+			if b.r != b.root {
+				return 0
+			}
+			per, w := b.count/b.n, int64(0)
+			for src := range b.n {
+				w += exact.CountPattern(b.out.Slice(src*per, (src+1)*per), src, 0)
+			}
+			return w
+		},
+	},
+	"scatter": {
+		rooted: true, blocks: true,
+		alloc: func(b *instance) {
+			per := b.count / b.n
+			b.in = collective.NewTensor(b.dt, b.count)
+			if b.inplace {
+				b.out = b.in.Slice(b.r*per, (b.r+1)*per)
+			} else {
+				b.out = collective.NewTensor(b.dt, per)
+			}
+		},
+		run: func(ctx context.Context, b *instance) error { return b.comm.Scatter(ctx, b.out, b.in, b.root) },
+		fill: func(b *instance) {
+			if b.r == b.root {
+				exact.FillPattern(b.in, b.root, 0)
+			}
+		},
+		wrong: func(b *instance) int64 { return exact.CountPattern(b.out, b.root, b.r*(b.count/b.n)) },
+	},
+	"alltoall": {
+		blocks: true,
+		alloc: func(b *instance) {
+			b.in = collective.NewTensor(b.dt, b.count)
+			b.out = b.in
+			if !b.inplace {
+				b.out = collective.NewTensor(b.dt, b.count)
+			}
+		},
+		run: func(ctx context.Context, b *instance) error { return b.comm.AllToAll(ctx, b.out, b.in) },
+		fill: func(b *instance) {
+			per := b.count / b.n
+			for j := range b.n {
+				exact.FillPattern(b.in.Slice(j*per, (j+1)*per), b.r*b.n+j, 0)
+			}
+		},
+		wrong: func(b *instance) int64 {
+			per, w := b.count/b.n, int64(0)
+			for src := range b.n {
+				w += exact.CountPattern(b.out.Slice(src*per, (src+1)*per), src*b.n+b.r, 0)
+			}
+			return w
+		},
+	},
+	// sendrecv is nccl-tests' ring exchange: every rank sends to its right
+	// and receives from its left at once.
+	"sendrecv": {
+		alloc: func(b *instance) {
+			b.in = collective.NewTensor(b.dt, b.count)
+			b.out = collective.NewTensor(b.dt, b.count)
+		},
+		run: func(ctx context.Context, b *instance) error {
+			if b.n == 1 {
+				copy(b.out.Data, b.in.Data)
+				return nil
+			}
+			right, left := (b.r+1)%b.n, (b.r-1+b.n)%b.n
+			s := b.comm.ISend(ctx, b.in, right, 0)
+			r := b.comm.IRecv(ctx, b.out, left, 0)
+			if err := s.Wait(ctx); err != nil {
+				return err
+			}
+			return r.Wait(ctx)
+		},
+		fill: func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
+		wrong: func(b *instance) int64 {
+			return exact.CountPattern(b.out, (b.r-1+b.n)%b.n, 0)
+		},
+	},
+	"barrier": {
+		alloc: func(b *instance) {},
+		run:   func(ctx context.Context, b *instance) error { return b.comm.Barrier(ctx) },
+		fill:  func(b *instance) {},
+		wrong: func(b *instance) int64 { return 0 },
+	},
+}

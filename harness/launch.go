@@ -1,0 +1,287 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/rendezvous"
+	"github.com/distbench/distbench/results"
+)
+
+// LaunchOptions configure a local launch.
+type LaunchOptions struct {
+	Spec *Spec
+	// Exe and Args start one worker: Exe is the distbench binary (default:
+	// this executable), Args the words that make it a worker ("worker").
+	Exe  string
+	Args []string
+	// Emit receives rank 0's records as they arrive.
+	Emit func(*results.Record) error
+	// Stderr receives the workers' own output, each line prefixed with its rank.
+	Stderr io.Writer
+	// Grace is how long the other processes get to fail on their own after
+	// one has failed, before they are killed; default 10s. Workers abort
+	// their peers on failure, so they normally need much less.
+	Grace time.Duration
+}
+
+// Launch runs spec as NP local worker processes (plus the strategy's server
+// processes, if it has any) over loopback, with a rendezvous store hosted
+// here, and returns when all have exited. Records are emitted as they come,
+// so a launch that fails or is interrupted keeps what it measured.
+func Launch(ctx context.Context, o LaunchOptions) error {
+	spec := o.Spec
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	exe := o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("finding the distbench binary to start workers: %w", err)
+		}
+	}
+	grace := o.Grace
+	if grace == 0 {
+		grace = 10 * time.Second
+	}
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	jobID := "distbench-" + randomHex(6)
+	token := randomHex(32)
+	store, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: jobID})
+	if err != nil {
+		return fmt.Errorf("starting the rendezvous store: %w", err)
+	}
+	defer store.Close()
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	servers := 0
+	if st, _ := collective.Lookup(spec.Strategy); st != nil {
+		if s, ok := st.(collective.Servers); ok {
+			if servers, err = s.ServerProcesses(spec.Options, spec.NP); err != nil {
+				return err
+			}
+		}
+	}
+	base := append(os.Environ(),
+		EnvSpec+"="+string(specJSON),
+		EnvInit+"=tcp://"+store.Addr(),
+		EnvJobID+"="+jobID,
+		EnvToken+"="+token,
+	)
+	out := &prefixWriter{w: stderr}
+	var procs []*proc
+	for r := range spec.NP {
+		env := append(base[:len(base):len(base)],
+			"RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(spec.NP),
+			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(spec.NP))
+		procs = append(procs, &proc{name: fmt.Sprintf("rank %d", r), rank: r, env: env})
+	}
+	for i := range servers {
+		env := append(base[:len(base):len(base)],
+			EnvServerIndex+"="+strconv.Itoa(i), EnvServerCount+"="+strconv.Itoa(servers))
+		procs = append(procs, &proc{name: fmt.Sprintf("server %d", i), rank: -1, env: env})
+	}
+
+	var emitErr error
+	var emitMu sync.Mutex
+	onRecord := func(line string) {
+		var rec results.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			out.line("rank 0", "unreadable record: "+err.Error())
+			return
+		}
+		if o.Emit != nil {
+			emitMu.Lock()
+			if err := o.Emit(&rec); err != nil && emitErr == nil {
+				emitErr = err
+			}
+			emitMu.Unlock()
+		}
+	}
+	exited := make(chan *proc, len(procs))
+	for _, p := range procs {
+		if err := p.start(exe, o.Args, out, onRecord); err != nil {
+			for _, q := range procs {
+				q.kill()
+			}
+			return fmt.Errorf("starting %s: %w", p.name, err)
+		}
+		go func() { p.wait(); exited <- p }()
+	}
+
+	var failures []string
+	workersLeft, total := spec.NP, len(procs)
+	var deadline <-chan time.Time
+	interrupted := false
+	for done := 0; done < total; {
+		select {
+		case p := <-exited:
+			done++
+			if p.rank >= 0 {
+				workersLeft--
+			}
+			if p.failedOnItsOwn() && !interrupted {
+				failures = append(failures, p.describeFailure())
+			}
+			if (p.err != nil || workersLeft == 0) && deadline == nil {
+				deadline = time.After(grace)
+			}
+		case <-deadline:
+			for _, p := range procs {
+				if !p.exited() {
+					if workersLeft > 0 && p.rank >= 0 {
+						failures = append(failures, fmt.Sprintf("%s still running %v after the first failure; killed", p.name, grace))
+					}
+					p.kill()
+				}
+			}
+			deadline = nil
+		case <-ctx.Done():
+			if !interrupted {
+				interrupted = true
+				for _, p := range procs {
+					p.kill()
+				}
+			}
+		}
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if len(failures) > 0 {
+		return errors.New(strings.Join(failures, "; "))
+	}
+	return emitErr
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// proc is one started process.
+type proc struct {
+	name string
+	rank int // -1 for a server
+	env  []string
+	cmd  *exec.Cmd
+
+	mu       sync.Mutex
+	lastLine string
+	err      error
+	done     bool
+	killed   bool
+	pipes    sync.WaitGroup
+}
+
+func (p *proc) start(exe string, args []string, out *prefixWriter, onRecord func(string)) error {
+	p.cmd = exec.Command(exe, args...)
+	p.cmd.Env = p.env
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	scan := func(r io.Reader, records bool) {
+		defer p.pipes.Done()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 64<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if records {
+				if rec, ok := strings.CutPrefix(line, RecordPrefix); ok {
+					onRecord(rec)
+					continue
+				}
+			}
+			p.mu.Lock()
+			if strings.TrimSpace(line) != "" {
+				p.lastLine = line
+			}
+			p.mu.Unlock()
+			out.line(p.name, line)
+		}
+	}
+	p.pipes.Add(2)
+	go scan(stdout, p.rank == 0)
+	go scan(stderr, false)
+	return nil
+}
+
+func (p *proc) wait() {
+	p.pipes.Wait() // read everything before Wait closes the pipes
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.err, p.done = err, true
+	p.mu.Unlock()
+}
+
+// failedOnItsOwn reports a process that failed and was not killed by us.
+func (p *proc) failedOnItsOwn() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err != nil && !p.killed
+}
+
+func (p *proc) exited() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
+}
+
+func (p *proc) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done && p.cmd != nil && p.cmd.Process != nil {
+		p.killed = true
+		p.cmd.Process.Kill()
+	}
+}
+
+func (p *proc) describeFailure() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := fmt.Sprintf("%s (pid %d) %v", p.name, p.cmd.Process.Pid, p.err)
+	if p.lastLine != "" {
+		s += ": " + strings.TrimPrefix(p.lastLine, "distbench: ")
+	}
+	return s
+}
+
+// prefixWriter writes whole lines from several processes without interleaving them.
+type prefixWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (pw *prefixWriter) line(who, s string) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	fmt.Fprintf(pw.w, "[%s] %s\n", who, s)
+}

@@ -1,0 +1,154 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/stats"
+	"github.com/distbench/distbench/results"
+)
+
+// Measure runs every point of spec on comm; every rank of the world calls it.
+// On rank 0, emit receives one record per point; a point that fails is
+// emitted with its error and ends the launch (the communicator is broken).
+func Measure(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*results.Record) error) error {
+	for _, p := range spec.Points {
+		start := time.Now()
+		rec, err := measurePoint(ctx, comm, spec, p)
+		if comm.Rank() != 0 {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if rec == nil {
+			rec = pointRecord(spec, p)
+		}
+		rec.StartedAt, rec.FinishedAt = start, time.Now()
+		rec.ElapsedSecs = rec.FinishedAt.Sub(start).Seconds()
+		if err != nil {
+			rec.Error = err.Error()
+			rec.Incomplete = true
+		}
+		if eerr := emit(rec); eerr != nil {
+			return eerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pointRecord is the record of p with everything but the measurements.
+func pointRecord(spec *Spec, p Point) *results.Record {
+	dt, _ := collective.ParseDType(p.DType)
+	b := benchmarks[p.Collective]
+	count := effectiveCount(p, dt, spec.NP)
+	r := &results.Record{
+		Kind: results.KindCollective, Point: spec.PointID(p),
+		Collective: p.Collective, Strategy: spec.Strategy, NP: spec.NP,
+		Bytes: int64(count * dt.Size()), Count: int64(count), DType: dt.String(),
+		Root: -1, InPlace: p.InPlace, Link: spec.Link, Options: spec.Options,
+		Iters: spec.Iters, Warmup: spec.Warmup, Wrong: -1,
+	}
+	if b.reduces {
+		r.Op = p.Op
+	}
+	if b.rooted {
+		r.Root = p.Root
+	}
+	return r
+}
+
+func effectiveCount(p Point, dt collective.DType, np int) int {
+	count := int(p.Bytes) / dt.Size()
+	if benchmarks[p.Collective].blocks {
+		count -= count % np
+	}
+	if p.Collective == "barrier" {
+		count = 0
+	}
+	return count
+}
+
+func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point) (*results.Record, error) {
+	dt, err := collective.ParseDType(p.DType)
+	if err != nil {
+		return nil, err
+	}
+	b := benchmarks[p.Collective]
+	op := collective.Sum
+	if b.reduces {
+		if op, err = collective.ParseOp(p.Op); err != nil {
+			return nil, err
+		}
+	}
+	inst := &instance{
+		comm: comm, n: comm.Size(), r: comm.Rank(), dt: dt, op: op, root: p.Root,
+		count: effectiveCount(p, dt, comm.Size()), inplace: p.InPlace,
+	}
+	b.alloc(inst)
+	if inst.in.DType == 0 {
+		inst.in.DType = dt
+	}
+
+	// Correctness first, on fresh exact inputs: timing iterations compound
+	// reductions in place, so their results are not checkable.
+	wrong := int64(-1)
+	if spec.Check {
+		b.fill(inst)
+		if err := b.run(ctx, inst); err != nil {
+			return nil, fmt.Errorf("check run: %w", err)
+		}
+		w := collective.FromInt64([]int64{b.wrong(inst)})
+		if err := comm.AllReduce(ctx, w, collective.Sum); err != nil {
+			return nil, fmt.Errorf("summing #wrong: %w", err)
+		}
+		wrong = w.Int64s()[0]
+	}
+	for range spec.Warmup {
+		if err := b.run(ctx, inst); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	if err := comm.Barrier(ctx); err != nil {
+		return nil, fmt.Errorf("barrier before timing: %w", err)
+	}
+	times := make([]float64, spec.Iters)
+	for i := range times {
+		t0 := time.Now()
+		if err := b.run(ctx, inst); err != nil {
+			return nil, fmt.Errorf("iteration %d: %w", i, err)
+		}
+		times[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
+	}
+	// Per iteration, the slowest rank's time: gather every rank's times to
+	// rank 0 through the collective under test's own communicator.
+	all := collective.NewTensor(collective.Float64, spec.Iters*comm.Size())
+	if err := comm.Gather(ctx, all, collective.FromFloat64(times), 0); err != nil {
+		return nil, fmt.Errorf("gathering times: %w", err)
+	}
+	if comm.Rank() != 0 {
+		return nil, nil
+	}
+	slowest := slices.Clone(times)
+	per := all.Float64s()
+	for r := 1; r < comm.Size(); r++ {
+		for i := range slowest {
+			slowest[i] = max(slowest[i], per[r*spec.Iters+i])
+		}
+	}
+	rec := pointRecord(spec, p)
+	rec.Wrong = wrong
+	if err := stats.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
+		return nil, err
+	}
+	if !spec.KeepSamples {
+		rec.SamplesUs = nil
+	}
+	return rec, nil
+}

@@ -1,0 +1,138 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/transport"
+)
+
+// Spec is one launch: a world of NP ranks of Strategy measuring Points.
+type Spec struct {
+	Strategy string            `json:"strategy"`
+	NP       int               `json:"np"`
+	Options  map[string]string `json:"options,omitempty"`
+	Link     string            `json:"link,omitempty"` // network shaping, see transport.ParseLink
+	Timeout  time.Duration     `json:"timeout"`        // per operation
+	Iters    int               `json:"iters"`
+	Warmup   int               `json:"warmup"`
+	Check    bool              `json:"check"`
+	Points   []Point           `json:"points"`
+	// KeepSamples keeps per-iteration samples in the records (for compare).
+	KeepSamples bool `json:"keep_samples"`
+}
+
+// Point is one measured configuration.
+type Point struct {
+	Collective string `json:"collective"`
+	Bytes      int64  `json:"bytes"`
+	DType      string `json:"dtype"`
+	Op         string `json:"op"`
+	Root       int    `json:"root"`
+	InPlace    bool   `json:"inplace"`
+}
+
+// ID is the point's stable identifier within a launch.
+func (s *Spec) PointID(p Point) string {
+	id := fmt.Sprintf("%s/%s/np=%d/bytes=%d/%s/%s/root=%d/inplace=%v", p.Collective, s.Strategy, s.NP, p.Bytes, p.DType, p.Op, p.Root, p.InPlace)
+	if s.Link != "" {
+		id += "/link=" + s.Link
+	}
+	for _, k := range sortedKeys(s.Options) {
+		id += "/" + k + "=" + s.Options[k]
+	}
+	return id
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Validate checks the spec before any process starts; errors name the bad
+// value and what is accepted.
+func (s *Spec) Validate() error {
+	st, err := collective.Lookup(s.Strategy)
+	if err != nil {
+		return err
+	}
+	if v, ok := st.(collective.OptionValidator); ok {
+		if err := v.ValidateOptions(s.Options); err != nil {
+			return fmt.Errorf("strategy %s: %w", s.Strategy, err)
+		}
+	}
+	if a, ok := st.(collective.Availability); ok {
+		if err := a.Available(); err != nil {
+			return fmt.Errorf("strategy %s cannot run here: %w", s.Strategy, err)
+		}
+	}
+	if s.NP < 1 {
+		return fmt.Errorf("np %d: must be at least 1", s.NP)
+	}
+	if s.NP > 512 {
+		return fmt.Errorf("np %d: at most 512 local processes", s.NP)
+	}
+	if s.Iters < 1 {
+		return fmt.Errorf("iters %d: must be at least 1", s.Iters)
+	}
+	if s.Warmup < 0 {
+		return fmt.Errorf("warmup %d: must be 0 or more", s.Warmup)
+	}
+	if s.Timeout <= 0 {
+		return fmt.Errorf("timeout %v: must be positive", s.Timeout)
+	}
+	if s.Link != "" {
+		if _, err := transport.ParseLink(s.Link); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.Points {
+		if err := p.validate(s.NP); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p Point) validate(np int) error {
+	b, ok := benchmarks[p.Collective]
+	if !ok {
+		return fmt.Errorf("unknown collective %q (accepted: %s)", p.Collective, strings.Join(Collectives(), ", "))
+	}
+	dt, err := collective.ParseDType(p.DType)
+	if err != nil {
+		return err
+	}
+	if b.reduces {
+		if _, err := collective.ParseOp(p.Op); err != nil {
+			return err
+		}
+	}
+	if p.Bytes < 0 {
+		return fmt.Errorf("size %d: must not be negative", p.Bytes)
+	}
+	if p.Bytes%int64(dt.Size()) != 0 {
+		return fmt.Errorf("size %d bytes is not a multiple of %s's %d bytes", p.Bytes, dt, dt.Size())
+	}
+	if p.Root < 0 || p.Root >= np {
+		return fmt.Errorf("root %d out of range for np %d (accepted: 0..%d)", p.Root, np, np-1)
+	}
+	return nil
+}
+
+// Collectives lists the collectives Measure knows, sorted.
+func Collectives() []string {
+	names := make([]string, 0, len(benchmarks))
+	for n := range benchmarks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

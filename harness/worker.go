@@ -1,0 +1,188 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/rendezvous"
+	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/results"
+)
+
+// Environment variables through which a launcher hands a worker its job.
+// Rank and world size come from the launcher's own variables (RANK and
+// WORLD_SIZE from the local launcher or torchrun, OMPI_COMM_WORLD_* from
+// mpirun, SLURM_* from srun); see rendezvous.FromEnv.
+const (
+	EnvSpec        = "DISTBENCH_SPEC"         // the Spec as JSON
+	EnvInit        = "DISTBENCH_INIT"         // rendezvous URL; default env://
+	EnvJobID       = "DISTBENCH_JOB_ID"       // keeps jobs sharing a store apart
+	EnvToken       = "DISTBENCH_TOKEN"        // hex job secret for the transport handshake
+	EnvServerIndex = "DISTBENCH_SERVER_INDEX" // set for a strategy's server process
+	EnvServerCount = "DISTBENCH_SERVER_COUNT"
+	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default 127.0.0.1
+)
+
+// RecordPrefix starts each line on which rank 0 writes a record to stdout.
+const RecordPrefix = "distbench-record "
+
+// WorkerMain is a worker or server process's whole life: join the job, build
+// the transport and communicator, measure, report. Rank 0 writes records to
+// stdout as RecordPrefix + JSON, one per line.
+func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) string) error {
+	spec, err := specFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(stdout)
+	emit := func(r *results.Record) error {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		bw.WriteString(RecordPrefix)
+		bw.Write(b)
+		bw.WriteByte('\n')
+		return bw.Flush()
+	}
+	return RunRank(ctx, spec, getenv, emit)
+}
+
+// RunRank runs one rank (or server process) of spec in a job whose launcher
+// (the local one, mpirun, srun, torchrun, a Kubernetes Job) set the
+// environment read through getenv. On rank 0, emit receives the records.
+func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit func(*results.Record) error) error {
+	var err error
+	url := getenv(EnvInit)
+	if url == "" {
+		url = "env://"
+	}
+	jobID := getenv(EnvJobID)
+	if jobID == "" {
+		jobID = "distbench"
+	}
+	token := []byte(jobID)
+	if t := getenv(EnvToken); t != "" {
+		if token, err = hex.DecodeString(t); err != nil {
+			return fmt.Errorf("%s: not hex: %w", EnvToken, err)
+		}
+	}
+	joinTimeout := max(spec.Timeout, time.Minute)
+	if idx := getenv(EnvServerIndex); idx != "" {
+		return serverMain(ctx, spec, url, jobID, idx, getenv(EnvServerCount), getenv(EnvListenHost), joinTimeout)
+	}
+
+	sess, err := rendezvous.Join(ctx, rendezvous.Options{
+		URL: url, Rank: -1, Size: -1, Timeout: joinTimeout, JobID: jobID, Getenv: getenv,
+	})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if sess.Size() != spec.NP {
+		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d", sess.Size(), spec.NP)
+	}
+	var link *transport.Link
+	if spec.Link != "" {
+		l, err := transport.ParseLink(spec.Link)
+		if err != nil {
+			return err
+		}
+		link = &l
+	}
+	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
+		Rank: sess.Rank(), Size: sess.Size(), Store: sess.Store(), JobID: jobID, Token: token,
+		ListenHost: getenv(EnvListenHost), ConnectTimeout: joinTimeout, Link: link,
+	})
+	if err != nil {
+		return err
+	}
+	comm, err := collective.New(ctx, spec.Strategy, collective.Config{
+		Rank: sess.Rank(), Size: sess.Size(), Transport: tr, Store: sess.Store(),
+		Timeout: spec.Timeout, Options: spec.Options,
+	})
+	if err != nil {
+		tr.Close()
+		return err
+	}
+	err = Measure(ctx, comm, spec, emit)
+	if cerr := comm.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func specFromEnv(getenv func(string) string) (*Spec, error) {
+	raw := getenv(EnvSpec)
+	if raw == "" {
+		return nil, fmt.Errorf("%s is not set: workers are started by `distbench run` or `distbench sweep`, or by a launcher that sets it", EnvSpec)
+	}
+	var spec Spec
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvSpec, err)
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	return &spec, nil
+}
+
+func serverMain(ctx context.Context, spec *Spec, url, jobID, idx, count, host string, timeout time.Duration) error {
+	st, err := collective.Lookup(spec.Strategy)
+	if err != nil {
+		return err
+	}
+	srv, ok := st.(collective.Servers)
+	if !ok {
+		return fmt.Errorf("strategy %s runs no server processes", spec.Strategy)
+	}
+	index, err1 := strconv.Atoi(idx)
+	n, err2 := strconv.Atoi(count)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("%s/%s: %w", EnvServerIndex, EnvServerCount, err)
+	}
+	ep, err := rendezvous.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	store, err := openStore(ctx, ep, jobID, timeout)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return srv.Serve(ctx, collective.ServerConfig{
+		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
+		Options: spec.Options, ListenHost: host,
+		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
+	})
+}
+
+// openStore connects a process that is not a rank (a strategy's server) to
+// the job's store.
+func openStore(ctx context.Context, ep rendezvous.Endpoint, jobID string, timeout time.Duration) (collective.Store, error) {
+	switch ep.Scheme {
+	case "tcp":
+		return rendezvous.Dial(ctx, ep.Addr, rendezvous.ClientOptions{JobID: jobID, Timeout: timeout})
+	case "file":
+		return rendezvous.OpenFile(ctx, ep.Path, rendezvous.FileOptions{Timeout: timeout})
+	default:
+		info, err := rendezvous.FromEnv(os.Getenv)
+		if err != nil && info.MasterAddr == "" {
+			return nil, err
+		}
+		addr := fmt.Sprintf("%s:%d", info.MasterAddr, info.MasterPort)
+		return rendezvous.Dial(ctx, addr, rendezvous.ClientOptions{JobID: jobID, Timeout: timeout})
+	}
+}

@@ -1,0 +1,6 @@
+// Package all registers every strategy distbench ships; the CLI imports it.
+package all
+
+import (
+	_ "github.com/distbench/distbench/strategies/ring"
+)
