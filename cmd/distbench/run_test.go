@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/results"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code = run(ctx, &out, &errb, args)
+	return code, out.String(), errb.String()
+}
+
+func TestRunBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // in the one stderr line
+	}{
+		{"unknown strategy", []string{"run", "--strategy", "carrier-pigeon"}, `unknown strategy "carrier-pigeon" (registered: `},
+		{"unknown dtype", []string{"run", "--dtype", "float8"}, `unknown dtype "float8" (accepted: float32`},
+		{"unknown op", []string{"run", "--op", "xor"}, `unknown op "xor" (accepted: sum, prod, max, min, avg)`},
+		{"np zero", []string{"run", "--np", "0"}, "--np 0: must be at least 1"},
+		{"min above max", []string{"run", "-b", "1MiB", "-e", "4KiB"}, "--minbytes 1MiB is larger than --maxbytes 4KiB"},
+		{"not a multiple", []string{"run", "-b", "6", "-e", "6"}, "size 6 bytes is not a multiple of float32's 4 bytes"},
+		{"malformed size", []string{"run", "-b", "4KB?"}, `--minbytes: malformed size "4KB?"`},
+		{"unknown collective", []string{"run", "--collective", "allreduse"}, `unknown collective "allreduse" (accepted: allgather, allreduce`},
+		{"bad link", []string{"run", "--link", "fast"}, "fast"},
+		{"bad option", []string{"run", "--opt", "chunk=huge"}, "chunk"},
+		{"unknown flag", []string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
+		{"root out of range", []string{"run", "--collective", "broadcast", "--np", "2", "--root", "5"}, "root 5 out of range for np 2"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2; stderr: %s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "distbench: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("stderr = %q, want one line containing %q", stderr, tt.want)
+			}
+			if strings.Contains(stdout, "# Avg bus bandwidth") {
+				t.Errorf("measured despite bad input:\n%s", stdout)
+			}
+		})
+	}
+}
+
+func TestStrategies(t *testing.T) {
+	code, stdout, _ := runCLI(t, "strategies")
+	if code != 0 || !strings.Contains(stdout, "ring ") {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+}
+
+var rowRE = regexp.MustCompile(`^\s+(\d+)\s+(\d+)\s+float32\s+sum\s+-1\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)$`)
+
+// TestRunProcesses runs real worker processes over real TCP and checks the
+// table, the JSON records and the correctness count.
+func TestRunProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	jsonPath := filepath.Join(t.TempDir(), "out.json")
+	code, stdout, stderr := runCLI(t, "run", "--strategy", "ring", "--np", "3", "--collective", "allreduce",
+		"-b", "4KiB", "-e", "1MiB", "-f", "16", "--iters", "5", "--warmup", "1", "--check", "--json", jsonPath, "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var rows int
+	for _, line := range strings.Split(stdout, "\n") {
+		if m := rowRE.FindStringSubmatch(line); m != nil {
+			rows++
+			if m[6] != "0" || m[10] != "0" {
+				t.Errorf("wrong elements: %s", line)
+			}
+		}
+	}
+	if rows != 3 { // 4KiB, 64KiB, 1MiB
+		t.Errorf("%d table rows, want 3:\n%s", rows, stdout)
+	}
+	if !strings.Contains(stdout, "# Out of bounds values : 0 OK") || !strings.Contains(stdout, "# Avg bus bandwidth") {
+		t.Errorf("missing footer:\n%s", stdout)
+	}
+	recs := readJSONL(t, jsonPath)
+	if len(recs) != 6 {
+		t.Fatalf("%d JSON records, want 6", len(recs))
+	}
+	for _, r := range recs {
+		if r.Collective != "allreduce" || r.Strategy != "ring" || r.NP != 3 || r.DType != "float32" || r.Op != "sum" ||
+			r.TimeUs <= 0 || r.TimeUsP95 < r.TimeUs || r.AlgBWGBs <= 0 || r.BusBWGBs <= r.AlgBWGBs || r.Wrong != 0 || r.Count*4 != r.Bytes {
+			t.Errorf("bad record: %+v", r)
+		}
+	}
+}
+
+// TestRunPeerDies kills one worker mid-run: the run must fail promptly (not at
+// the operation timeout), every surviving rank's error must name the dead
+// rank with its address, the operation and its sequence number, and the rows
+// measured before keep their records.
+func TestRunPeerDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	jsonPath := filepath.Join(t.TempDir(), "out.json")
+	t.Setenv("DISTBENCH_TEST_DIE_RANK", "2")
+	t.Setenv("DISTBENCH_TEST_DIE_AFTER", "2s")
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, "run", "--np", "4", "-b", "64KiB", "-e", "256MiB", "-f", "2",
+		"--iters", "20", "--warmup", "1", "--json", jsonPath, "--timeout", "2m")
+	elapsed := time.Since(start)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if elapsed > 60*time.Second {
+		t.Errorf("took %v to fail; the 2m operation timeout should not be what ended it", elapsed)
+	}
+	dead := regexp.MustCompile(`rank 2 \(127\.0\.0\.1:\d+\)`)
+	opSeq := regexp.MustCompile(`ring: \w+ #\d+`)
+	for _, r := range []string{"rank 0", "rank 1", "rank 3"} {
+		var line string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, "["+r+"] distbench: ") {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("%s reported no error:\n%s", r, stderr)
+			continue
+		}
+		if !dead.MatchString(line) || !opSeq.MatchString(line) {
+			t.Errorf("%s's error does not name rank 2 with its address and the operation: %s", r, line)
+		}
+	}
+	if !strings.Contains(stdout, "# incomplete") {
+		t.Errorf("table not marked incomplete:\n%s", stdout)
+	}
+	if recs := readJSONL(t, jsonPath); len(recs) == 0 {
+		t.Errorf("no records kept from before the failure")
+	}
+}
+
+func readJSONL(t *testing.T, path string) []results.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []results.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var r results.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
