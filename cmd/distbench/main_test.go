@@ -30,4 +30,3 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
-

@@ -1,0 +1,106 @@
+package rendezvous
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/distbench/distbench/collective"
+)
+
+func envFunc(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
+func TestFromEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want EnvInfo
+	}{
+		{"torchrun", map[string]string{
+			"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4",
+			"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500",
+		}, EnvInfo{Launcher: "torchrun", Rank: 3, Size: 8, LocalRank: 1, MasterAddr: "10.0.0.1", MasterPort: 29500}},
+		{"torchrun with agent store", map[string]string{
+			"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "node1", "MASTER_PORT": "1234",
+			"TORCHELASTIC_USE_AGENT_STORE": "True",
+		}, EnvInfo{Launcher: "torchrun", Rank: 0, Size: 2, LocalRank: 0, MasterAddr: "node1", MasterPort: 1234, AgentStore: true}},
+		{"torchrun without local rank", map[string]string{"RANK": "1", "WORLD_SIZE": "2"},
+			EnvInfo{Launcher: "torchrun", Rank: 1, Size: 2, LocalRank: -1}},
+		{"spaces are forgiven", map[string]string{"RANK": " 1", "WORLD_SIZE": "2\n"},
+			EnvInfo{Launcher: "torchrun", Rank: 1, Size: 2, LocalRank: -1}},
+		{"open mpi", map[string]string{
+			"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "6", "OMPI_COMM_WORLD_LOCAL_RANK": "2",
+		}, EnvInfo{Launcher: "mpirun", Rank: 5, Size: 6, LocalRank: 2}},
+		{"mpich", map[string]string{"PMI_RANK": "1", "PMI_SIZE": "4", "MPI_LOCALRANKID": "1"},
+			EnvInfo{Launcher: "mpiexec", Rank: 1, Size: 4, LocalRank: 1}},
+		{"slurm", map[string]string{
+			"SLURM_PROCID": "7", "SLURM_NTASKS": "16", "SLURM_LOCALID": "3", "MASTER_ADDR": "n1", "MASTER_PORT": "5000",
+		}, EnvInfo{Launcher: "srun", Rank: 7, Size: 16, LocalRank: 3, MasterAddr: "n1", MasterPort: 5000}},
+		{"slurm's older size name", map[string]string{"SLURM_PROCID": "0", "SLURM_NPROCS": "2"},
+			EnvInfo{Launcher: "srun", Rank: 0, Size: 2, LocalRank: -1}},
+		{"torchrun inside srun wins", map[string]string{
+			"RANK": "2", "WORLD_SIZE": "4", "LOCAL_RANK": "0",
+			"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_LOCALID": "0",
+		}, EnvInfo{Launcher: "torchrun", Rank: 2, Size: 4, LocalRank: 0}},
+		{"mpirun inside an allocation wins over slurm", map[string]string{
+			"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "SLURM_PROCID": "0", "SLURM_NTASKS": "1",
+		}, EnvInfo{Launcher: "mpirun", Rank: 1, Size: 2, LocalRank: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := FromEnv(envFunc(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFromEnvErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string // each must appear in the message
+	}{
+		{"nothing set", nil, []string{"no rank in the environment", "RANK and WORLD_SIZE (torchrun)",
+			"OMPI_COMM_WORLD_RANK", "SLURM_PROCID and SLURM_NTASKS (srun)"}},
+		{"rank without size", map[string]string{"RANK": "1"}, []string{"WORLD_SIZE: not set, though RANK is"}},
+		{"size without rank", map[string]string{"WORLD_SIZE": "4"}, []string{"RANK: not set, though WORLD_SIZE is"}},
+		{"ompi rank without size", map[string]string{"OMPI_COMM_WORLD_RANK": "1"}, []string{"OMPI_COMM_WORLD_SIZE: not set"}},
+		{"slurm size without rank", map[string]string{"SLURM_NTASKS": "4"}, []string{"SLURM_PROCID: not set"}},
+		{"garbled rank", map[string]string{"RANK": "two", "WORLD_SIZE": "4"},
+			[]string{`RANK="two": not a rank for WORLD_SIZE=4 (accepted: an integer in 0..3)`}},
+		{"rank out of range", map[string]string{"RANK": "4", "WORLD_SIZE": "4"}, []string{`RANK="4"`, "0..3"}},
+		{"negative rank", map[string]string{"RANK": "-1", "WORLD_SIZE": "4"}, []string{`RANK="-1"`}},
+		{"zero size", map[string]string{"RANK": "0", "WORLD_SIZE": "0"}, []string{`WORLD_SIZE="0": not a world size`}},
+		{"garbled size", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4(x2)"}, []string{`SLURM_NTASKS="4(x2)"`}},
+		{"garbled local rank", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "gpu0"}, []string{`LOCAL_RANK="gpu0"`}},
+		{"garbled port", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_PORT": "http"},
+			[]string{`MASTER_PORT="http": not a TCP port (accepted: an integer in 1..65535)`}},
+		{"port out of range", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_PORT": "70000"}, []string{`MASTER_PORT="70000"`}},
+		{"garbled agent store", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "TORCHELASTIC_USE_AGENT_STORE": "yes please"},
+			[]string{`TORCHELASTIC_USE_AGENT_STORE="yes please": not a boolean`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromEnv(envFunc(tt.env))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v\nwant it to contain %q", err, w)
+				}
+			}
+			var ee *EnvError
+			if !errors.As(err, &ee) || !errors.Is(err, collective.ErrInvalid) {
+				t.Errorf("err = %#v, want an *EnvError matching ErrInvalid", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,443 @@
+package rendezvous
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// handshakeTimeout bounds a connection's set-up, so that a peer that
+	// connects and says nothing cannot hold a slot.
+	handshakeTimeout = 10 * time.Second
+	// writeTimeout bounds one answer: a client that stops reading is dropped
+	// rather than blocking the goroutine that answers it.
+	writeTimeout = 30 * time.Second
+	// maxWaitsPerConn bounds the waiting requests of one connection; each is
+	// a goroutine and a timer on the server.
+	maxWaitsPerConn = 4096
+	// DefaultMaxConns is ServerOptions.MaxConns's default.
+	DefaultMaxConns = 16384
+)
+
+// ServerOptions configure a Server. The zero value is usable.
+type ServerOptions struct {
+	// JobID is the job's token. Clients prove they hold the same one (an
+	// HMAC over a fresh nonce, so it never crosses the wire) or are refused,
+	// so that a stray process from another job cannot join this one.
+	JobID string
+	// Limits bound keys, values and waits; zero fields mean the defaults.
+	Limits Limits
+	// MaxConns bounds open connections; 0 means DefaultMaxConns.
+	MaxConns int
+	// Logf, if set, receives a line for each refused or broken connection.
+	Logf func(format string, args ...any)
+}
+
+// Server hosts a TCP store. The launcher or rank 0 runs one per job; every
+// rank, rank 0 included, talks to it through a Client.
+type Server struct {
+	ln       net.Listener
+	jobID    string
+	lim      Limits
+	maxConns int
+	logf     func(format string, args ...any)
+	kv       *kvStore
+
+	mu      sync.Mutex
+	conns   map[*serverConn]struct{}
+	closing bool
+	changed chan struct{} // poked (never blocking) when a connection ends
+
+	wg         sync.WaitGroup // the accept loop, connections, waiting requests
+	requests   atomic.Int64   // requests decoded, for tests
+	handshakes atomic.Int64   // clients accepted, for linger
+}
+
+// Listen starts a store server on addr ("host:port"; port 0 picks a free
+// one, see Addr). It listens on the interface addr names, not on all of them.
+func Listen(addr string, o ServerOptions) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("rendezvous: store server: %w", err)
+	}
+	s := &Server{
+		ln:       ln,
+		jobID:    o.JobID,
+		lim:      o.Limits.withDefaults(),
+		maxConns: o.MaxConns,
+		logf:     o.Logf,
+		kv:       newKV(),
+		conns:    map[*serverConn]struct{}{},
+		changed:  make(chan struct{}, 1),
+	}
+	if s.maxConns <= 0 {
+		s.maxConns = DefaultMaxConns
+	}
+	if s.logf == nil {
+		s.logf = func(string, ...any) {}
+	}
+	s.wg.Add(1)
+	go s.serve()
+	return s, nil
+}
+
+// Addr is the address the server listens on, with the actual port.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the server at once, dropping every connection.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Shutdown(ctx) // its only error is about clients it had to drop, which Close means to do
+	return nil
+}
+
+// Shutdown stops accepting connections, waits until every client has
+// closed its own (or ctx ends), then drops any left. Rank 0 calls it so that
+// the store outlives every rank still using it, rather than vanishing under
+// ranks that finish a moment later.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	first := !s.closing
+	s.closing = true
+	s.mu.Unlock()
+	if first {
+		s.ln.Close()
+	}
+	var err error
+	for err == nil {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-s.changed:
+		case <-ctx.Done():
+			err = fmt.Errorf("rendezvous: store %s: dropped %d clients still connected at shutdown: %w", s.Addr(), n, ctx.Err())
+		}
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+// linger keeps serving, new connections included, until at least clients
+// clients have connected and all of them have gone, or ctx ends. A rank 0
+// whose Join failed lingers so that ranks still on their way learn why
+// from the store rather than finding it gone and waiting out their timeout.
+func (s *Server) linger(ctx context.Context, clients int) {
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 && s.handshakes.Load() >= int64(clients) {
+			return
+		}
+		select {
+		case <-s.changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Server) serve() {
+	defer s.wg.Done()
+	var delay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors or similar: back off rather than spin,
+			// as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.logf("rendezvous: store %s: accept: %v; retrying in %v", s.Addr(), err, delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		c := &serverConn{s: s, nc: nc, waits: map[uint64]chan struct{}{}, done: make(chan struct{})}
+		if !s.track(c) {
+			s.logf("rendezvous: store %s: refused %s: closing or at the limit of %d connections", s.Addr(), nc.RemoteAddr(), s.maxConns)
+			nc.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go c.serve()
+	}
+}
+
+func (s *Server) track(c *serverConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || len(s.conns) >= s.maxConns {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+func handshakeMAC(jobID string, nonce []byte) []byte {
+	m := hmac.New(sha256.New, []byte(jobID))
+	m.Write([]byte("distbench-rendezvous"))
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// handshake greets a new client with a nonce and checks its answer.
+func (s *Server) handshake(nc net.Conn) error {
+	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	defer nc.SetDeadline(time.Time{})
+	var hello [helloLen]byte
+	copy(hello[:], magic)
+	hello[len(magic)] = protoVersion
+	nonce := hello[len(magic)+1:]
+	rand.Read(nonce)
+	if _, err := nc.Write(hello[:]); err != nil {
+		return err
+	}
+	var auth [authLen]byte
+	if _, err := io.ReadFull(nc, auth[:]); err != nil {
+		return fmt.Errorf("reading its greeting: %w", err)
+	}
+	var refusal string
+	switch {
+	case string(auth[:len(magic)]) != magic:
+		refusal = "not a distbench rendezvous client"
+	case auth[len(magic)] != protoVersion:
+		refusal = fmt.Sprintf("client speaks protocol version %d, this store speaks %d", auth[len(magic)], protoVersion)
+	case !hmac.Equal(auth[len(magic)+1:], handshakeMAC(s.jobID, nonce)):
+		refusal = "job ID differs: this store serves another job"
+	}
+	reply := []byte{statusOK, 0, 0}
+	if refusal != "" {
+		reply[0] = statusError
+		binary.BigEndian.PutUint16(reply[1:], uint16(len(refusal)))
+		reply = append(reply, refusal...)
+	}
+	if _, err := nc.Write(reply); err != nil {
+		return err
+	}
+	if refusal != "" {
+		return errors.New(refusal)
+	}
+	return nil
+}
+
+// serverConn is one client's connection. Requests are read in order by one
+// goroutine; those that must wait get a goroutine each, so that a waiting
+// Get never holds up the Sets behind it.
+type serverConn struct {
+	s  *Server
+	nc net.Conn
+
+	wmu  sync.Mutex // one answer at a time
+	wbuf []byte
+
+	mu    sync.Mutex
+	waits map[uint64]chan struct{} // waiting requests by id; closing the channel cancels
+	done  chan struct{}            // closed when the read loop ends
+}
+
+func (c *serverConn) serve() {
+	s := c.s
+	defer s.wg.Done()
+	defer s.untrack(c)
+	defer c.nc.Close()
+	if err := s.handshake(c.nc); err != nil {
+		s.logf("rendezvous: store %s: refused %s: %v", s.Addr(), c.nc.RemoteAddr(), err)
+		return
+	}
+	s.handshakes.Add(1)
+	defer close(c.done)
+	br := bufio.NewReader(c.nc)
+	var buf []byte
+	for {
+		p, err := readFrame(br, s.lim.maxRequest(), buf)
+		if err != nil {
+			var big *frameTooLargeError
+			if errors.As(err, &big) {
+				c.refuseLarge(br, big)
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.logf("rendezvous: store %s: client %s: %v", s.Addr(), c.nc.RemoteAddr(), err)
+			}
+			return
+		}
+		buf = p
+		req, err := decodeRequest(p, s.lim)
+		if err != nil {
+			// The frame was whole, so the stream is still in step: answer
+			// this request with the reason and carry on with the next.
+			s.logf("rendezvous: store %s: client %s: %v", s.Addr(), c.nc.RemoteAddr(), err)
+			if req.op >= opSet && req.op <= opWait {
+				c.reply(req.op, req.id, statusError, []byte(clip(err.Error())))
+			}
+			continue
+		}
+		s.requests.Add(1)
+		c.dispatch(&req)
+	}
+}
+
+// refuseLarge answers a request too large to read, when its header can be
+// read, so that the client learns the limit rather than seeing a dropped
+// connection. Then the connection ends, since the stream cannot be trusted
+// to carry on; a little of the rest is read first, so that closing with
+// unread data does not reset the connection before the answer arrives.
+func (c *serverConn) refuseLarge(br *bufio.Reader, big *frameTooLargeError) {
+	var hdr [9]byte
+	c.nc.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return
+	}
+	op, id := hdr[0], binary.BigEndian.Uint64(hdr[1:])
+	if op < opSet || op > opWait {
+		return
+	}
+	msg := fmt.Sprintf("request of %d bytes exceeds this store's %d-byte limit", big.n, big.limit)
+	c.reply(op, id, statusError, []byte(msg))
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	io.CopyN(io.Discard, br, min(big.n-int64(len(hdr)), 1<<20))
+}
+
+func (c *serverConn) dispatch(req *request) {
+	kv := c.s.kv
+	switch req.op {
+	case opSet:
+		kv.set(req.key, bytes.Clone(req.value)) // req.value aliases the read buffer
+		c.reply(req.op, req.id, statusOK, nil)
+	case opAdd:
+		sum, err := kv.add(req.key, req.delta)
+		if err != nil {
+			c.reply(req.op, req.id, statusError, []byte(clip(err.Error())))
+			return
+		}
+		c.reply(req.op, req.id, statusOK, binary.BigEndian.AppendUint64(nil, uint64(sum)))
+	case opGet:
+		if w := kv.watch(req.key); w != nil {
+			c.wait(req, w)
+			return
+		}
+		v, _ := kv.get(req.key) // keys are never deleted, so it is still there
+		c.reply(req.op, req.id, statusOK, v)
+	case opWait:
+		if w := kv.watch(req.keys...); w != nil {
+			c.wait(req, w)
+			return
+		}
+		c.reply(req.op, req.id, statusOK, nil)
+	case opCancel:
+		c.mu.Lock()
+		if ch, ok := c.waits[req.id]; ok {
+			close(ch)
+			delete(c.waits, req.id)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// wait answers req once w completes, its wait time passes, the client
+// cancels it, or the connection ends.
+func (c *serverConn) wait(req *request, w *waiter) {
+	kv := c.s.kv
+	c.mu.Lock()
+	_, dup := c.waits[req.id]
+	if dup || len(c.waits) >= maxWaitsPerConn {
+		c.mu.Unlock()
+		kv.unwatch(w)
+		msg := fmt.Sprintf("more than %d waiting requests on one connection", maxWaitsPerConn)
+		if dup {
+			msg = fmt.Sprintf("request id %d is already waiting", req.id)
+		}
+		c.reply(req.op, req.id, statusError, []byte(msg))
+		return
+	}
+	cancel := make(chan struct{})
+	c.waits[req.id] = cancel
+	c.mu.Unlock()
+
+	c.s.wg.Add(1)
+	go func() {
+		defer c.s.wg.Done()
+		t := time.NewTimer(req.wait)
+		defer t.Stop()
+		completed := false
+		select {
+		case <-w.done:
+			completed = true
+		case <-t.C:
+			completed = kv.unwatch(w)
+			if !completed {
+				msg := describeKeys(kv.missing(w.keys))
+				c.reply(req.op, req.id, statusTimeout, []byte(clip(msg)))
+			}
+		case <-cancel:
+			kv.unwatch(w)
+			return // cancel has removed it from waits
+		case <-c.done:
+			kv.unwatch(w)
+			return
+		}
+		c.mu.Lock()
+		delete(c.waits, req.id)
+		c.mu.Unlock()
+		if !completed {
+			return
+		}
+		var v []byte
+		if req.op == opGet {
+			v, _ = kv.get(req.key)
+		}
+		c.reply(req.op, req.id, statusOK, v)
+	}()
+}
+
+func (c *serverConn) reply(op byte, id uint64, status byte, body []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wbuf = appendResponse(c.wbuf[:0], &response{status: status, op: op, id: id, body: body})
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := c.nc.Write(c.wbuf); err != nil {
+		// A half-written frame leaves the stream out of step: drop the
+		// connection, which ends its read loop.
+		c.nc.Close()
+	}
+	if cap(c.wbuf) > 1<<20 {
+		c.wbuf = nil // do not keep a large value's buffer for the connection's life
+	}
+}
