@@ -1,6 +1,10 @@
 package collective
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"sync"
+)
 
 // ReduceInto combines src into dst element-wise: dst[i] = dst[i] op src[i].
 // Both must hold the same number of elements of dt. Half types are computed in
@@ -24,9 +28,9 @@ func ReduceInto(dt DType, op Op, dst, src []byte) {
 	case Uint8:
 		reduceNative(op, dst, src)
 	case Float16:
-		reduceHalf(op, view[uint16](dst), view[uint16](src), Float16ToFloat32, Float32ToFloat16)
+		reduceFloat16(op, view[uint16](dst), view[uint16](src))
 	case BFloat16:
-		reduceHalf(op, view[uint16](dst), view[uint16](src), BFloat16ToFloat32, Float32ToBFloat16)
+		reduceBFloat16(op, view[uint16](dst), view[uint16](src))
 	default:
 		panic(fmt.Sprintf("collective: ReduceInto of invalid dtype %d", dt))
 	}
@@ -75,28 +79,62 @@ func reduceNative[T number](op Op, dst, src []T) {
 	}
 }
 
-func reduceHalf(op Op, dst, src []uint16, widen func(uint16) float32, narrow func(float32) uint16) {
-	src = src[:len(dst)]
-	for i := range dst {
-		a, b := widen(dst[i]), widen(src[i])
-		var r float32
-		switch op {
-		case Sum:
-			r = a + b
-		case Prod:
-			r = a * b
-		case Max:
-			r = a
-			if b > a || b != b {
-				r = b
-			}
-		case Min:
-			r = a
-			if b < a || b != b {
-				r = b
-			}
+// combine applies op to two float32 values; NaN propagates through max and min.
+func combine(op Op, a, b float32) float32 {
+	switch op {
+	case Sum:
+		return a + b
+	case Prod:
+		return a * b
+	case Max:
+		if b > a || b != b {
+			return b
 		}
-		dst[i] = narrow(r)
+		return a
+	default: // Min
+		if b < a || b != b {
+			return b
+		}
+		return a
+	}
+}
+
+// reduceBFloat16 widens and narrows inline: a bfloat16 is the top half of a
+// float32, so widening is a shift and rounding an add. The Sum loop has no
+// calls at all, since it is what gradients use.
+func reduceBFloat16(op Op, dst, src []uint16) {
+	src = src[:len(dst)]
+	if op == Sum {
+		for i := range dst {
+			f := math.Float32frombits(uint32(dst[i])<<16) + math.Float32frombits(uint32(src[i])<<16)
+			b := math.Float32bits(f)
+			if b&0x7fffffff > 0x7f800000 {
+				dst[i] = uint16(b>>16) | 0x40 // keep NaN a NaN
+				continue
+			}
+			dst[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = Float32ToBFloat16(combine(op, BFloat16ToFloat32(dst[i]), BFloat16ToFloat32(src[i])))
+	}
+}
+
+// float16Table widens every binary16 value; 256 KiB, built on first use.
+var float16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = Float16ToFloat32(uint16(i))
+	}
+	return &t
+})
+
+func reduceFloat16(op Op, dst, src []uint16) {
+	src = src[:len(dst)]
+	w := float16Table()
+	for i := range dst {
+		dst[i] = Float32ToFloat16(combine(op, w[dst[i]], w[src[i]]))
 	}
 }
 
