@@ -130,43 +130,95 @@ func (g *Group) GlobalRank(r int) int { return g.ranks[r] }
 // offers (a parameter server's side channels).
 func (g *Group) Transport() collective.Transport { return g.shared.tr }
 
-// submit runs fn on the executor as collective op, with the op's deadline.
+// submit queues fn as collective op, with the op's deadline, and returns
+// its Work.
 func (g *Group) submit(ctx context.Context, op string, fn func(c *Call) error) collective.Work {
+	w := newWork()
 	g.mu.Lock()
+	defer g.mu.Unlock() // held while queueing, so queue order is sequence order
 	if g.closed {
-		g.mu.Unlock()
-		return failed(g.opErr(op, 0, collective.ErrClosed))
+		w.finish(g.opErr(op, 0, collective.ErrClosed))
+		return w
 	}
 	seq := g.seq
 	g.seq++
-	g.mu.Unlock()
-	w := newWork()
-	ok := g.exec.submit(func() {
-		if err := g.shared.failed(); err != nil {
-			w.finish(g.opErr(op, seq, fmt.Errorf("communicator failed earlier: %w", err)))
-			return
-		}
-		cctx, cancel := context.WithTimeout(ctx, g.shared.cfg.OpTimeout())
-		defer cancel()
-		err := fn(&Call{ctx: cctx, g: g, seq: seq, op: op})
-		if err != nil {
-			err = g.opErr(op, seq, err)
-			g.shared.fail(err)
-		}
-		w.finish(err)
-	})
-	if !ok {
+	if !g.exec.submit(func() { w.finish(g.execute(ctx, op, seq, fn)) }) {
 		w.finish(g.opErr(op, seq, collective.ErrClosed))
 	}
 	return w
+}
+
+// do runs fn as collective op and waits for it: on the caller's goroutine
+// when no operation is queued ahead of it, else through the queue.
+func (g *Group) do(ctx context.Context, op string, fn func(c *Call) error) error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return g.opErr(op, 0, collective.ErrClosed)
+	}
+	seq := g.seq
+	var err error
+	ran, closed := g.exec.runInline(func() {
+		g.seq++
+		g.mu.Unlock()
+		err = g.execute(ctx, op, seq, fn)
+	})
+	if ran {
+		return err
+	}
+	g.mu.Unlock()
+	if closed {
+		return g.opErr(op, seq, collective.ErrClosed)
+	}
+	return g.submit(ctx, op, fn).Wait(ctx)
+}
+
+// execute runs one collective: fail fast if the job has failed, apply the
+// deadline, and on error abort the job so every rank learns of it.
+func (g *Group) execute(ctx context.Context, op string, seq uint64, fn func(c *Call) error) error {
+	if err := g.shared.failed(); err != nil {
+		return g.opErr(op, seq, fmt.Errorf("communicator failed earlier: %w", err))
+	}
+	cctx, cancel := context.WithTimeout(ctx, g.shared.cfg.OpTimeout())
+	defer cancel()
+	err := fn(&Call{ctx: cctx, g: g, seq: seq, op: op})
+	if err != nil {
+		err = g.opErr(op, seq, err)
+		g.shared.fail(err)
+	}
+	return err
 }
 
 func (g *Group) opErr(op string, seq uint64, err error) error {
 	return &collective.OpError{Strategy: g.shared.strategy, Op: op, Seq: seq, Err: err}
 }
 
-func (g *Group) invalid(op string, format string, args ...any) collective.Work {
-	return failed(fmt.Errorf("%s: %s: %w", g.shared.strategy, op, collective.Invalidf(format, args...)))
+func (g *Group) invalidErr(op string, format string, args ...any) error {
+	return fmt.Errorf("%s: %s: %w", g.shared.strategy, op, collective.Invalidf(format, args...))
+}
+
+// pending is a checked operation ready to run: its name and body, or the
+// error that rejected its arguments.
+type pending struct {
+	name string
+	fn   func(c *Call) error
+	err  error
+}
+
+// start runs o asynchronously.
+func (g *Group) start(ctx context.Context, o pending) collective.Work {
+	if o.err != nil {
+		return failed(o.err)
+	}
+	return g.submit(ctx, o.name, o.fn)
+}
+
+// run runs o and waits for it.
+func (g *Group) run(ctx context.Context, o pending) error {
+	if o.err != nil {
+		return o.err
+	}
+	return g.do(ctx, o.name, o.fn)
 }
 
 // checkRoot and friends validate arguments on the caller's goroutine, so a
@@ -224,12 +276,12 @@ func (g *Group) finishAvg(op collective.Op) (collective.Op, func(collective.Tens
 	return collective.Sum, func(t collective.Tensor) { collective.DivideInPlace(t, n) }
 }
 
-func (g *Group) IAllReduce(ctx context.Context, t collective.Tensor, op collective.Op) collective.Work {
+func (g *Group) allReduceOp(t collective.Tensor, op collective.Op) pending {
 	if err := errors.Join(checkTensor("tensor", t), checkOp(op)); err != nil {
-		return g.invalid("allreduce", "%v", err)
+		return pending{err: g.invalidErr("allreduce", "%v", err)}
 	}
 	op, finish := g.finishAvg(op)
-	return g.submit(ctx, "allreduce", func(c *Call) error {
+	return pending{name: "allreduce", fn: func(c *Call) error {
 		if g.Size() > 1 {
 			if err := g.algos.AllReduce(c, t, op); err != nil {
 				return err
@@ -237,15 +289,15 @@ func (g *Group) IAllReduce(ctx context.Context, t collective.Tensor, op collecti
 		}
 		finish(t)
 		return nil
-	})
+	}}
 }
 
-func (g *Group) IReduce(ctx context.Context, t collective.Tensor, root int, op collective.Op) collective.Work {
+func (g *Group) reduceOp(t collective.Tensor, root int, op collective.Op) pending {
 	if err := errors.Join(checkTensor("tensor", t), checkOp(op), g.checkRoot(root)); err != nil {
-		return g.invalid("reduce", "%v", err)
+		return pending{err: g.invalidErr("reduce", "%v", err)}
 	}
 	op, finish := g.finishAvg(op)
-	return g.submit(ctx, "reduce", func(c *Call) error {
+	return pending{name: "reduce", fn: func(c *Call) error {
 		if g.Size() > 1 {
 			if err := g.algos.Reduce(c, t, root, op); err != nil {
 				return err
@@ -255,40 +307,40 @@ func (g *Group) IReduce(ctx context.Context, t collective.Tensor, root int, op c
 			finish(t)
 		}
 		return nil
-	})
+	}}
 }
 
-func (g *Group) IBroadcast(ctx context.Context, t collective.Tensor, root int) collective.Work {
+func (g *Group) broadcastOp(t collective.Tensor, root int) pending {
 	if err := errors.Join(checkTensor("tensor", t), g.checkRoot(root)); err != nil {
-		return g.invalid("broadcast", "%v", err)
+		return pending{err: g.invalidErr("broadcast", "%v", err)}
 	}
-	return g.submit(ctx, "broadcast", func(c *Call) error {
+	return pending{name: "broadcast", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			return nil
 		}
 		return g.algos.Broadcast(c, t, root)
-	})
+	}}
 }
 
-func (g *Group) IAllGather(ctx context.Context, out, in collective.Tensor) collective.Work {
+func (g *Group) allGatherOp(out, in collective.Tensor) pending {
 	if err := g.checkPair(out, in, 1, g.Size()); err != nil {
-		return g.invalid("allgather", "%v", err)
+		return pending{err: g.invalidErr("allgather", "%v", err)}
 	}
-	return g.submit(ctx, "allgather", func(c *Call) error {
+	return pending{name: "allgather", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			copy(out.Data, in.Data)
 			return nil
 		}
 		return g.algos.AllGather(c, out, in)
-	})
+	}}
 }
 
-func (g *Group) IReduceScatter(ctx context.Context, out, in collective.Tensor, op collective.Op) collective.Work {
+func (g *Group) reduceScatterOp(out, in collective.Tensor, op collective.Op) pending {
 	if err := errors.Join(g.checkPair(out, in, g.Size(), 1), checkOp(op)); err != nil {
-		return g.invalid("reducescatter", "%v", err)
+		return pending{err: g.invalidErr("reducescatter", "%v", err)}
 	}
 	op, finish := g.finishAvg(op)
-	return g.submit(ctx, "reducescatter", func(c *Call) error {
+	return pending{name: "reducescatter", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			copy(out.Data, in.Data)
 		} else if err := g.algos.ReduceScatter(c, out, in, op); err != nil {
@@ -296,102 +348,140 @@ func (g *Group) IReduceScatter(ctx context.Context, out, in collective.Tensor, o
 		}
 		finish(out)
 		return nil
-	})
+	}}
 }
 
-func (g *Group) IGather(ctx context.Context, out, in collective.Tensor, root int) collective.Work {
+func (g *Group) gatherOp(out, in collective.Tensor, root int) pending {
 	err := errors.Join(g.checkRoot(root), checkTensor("in", in))
 	if err == nil && g.rank == root {
 		err = g.checkPair(out, in, 1, g.Size())
 	}
 	if err != nil {
-		return g.invalid("gather", "%v", err)
+		return pending{err: g.invalidErr("gather", "%v", err)}
 	}
-	return g.submit(ctx, "gather", func(c *Call) error {
+	return pending{name: "gather", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			copy(out.Data, in.Data)
 			return nil
 		}
 		return g.algos.Gather(c, out, in, root)
-	})
+	}}
 }
 
-func (g *Group) IScatter(ctx context.Context, out, in collective.Tensor, root int) collective.Work {
+func (g *Group) scatterOp(out, in collective.Tensor, root int) pending {
 	err := errors.Join(g.checkRoot(root), checkTensor("out", out))
 	if err == nil && g.rank == root {
 		err = g.checkPair(out, in, g.Size(), 1)
 	}
 	if err != nil {
-		return g.invalid("scatter", "%v", err)
+		return pending{err: g.invalidErr("scatter", "%v", err)}
 	}
-	return g.submit(ctx, "scatter", func(c *Call) error {
+	return pending{name: "scatter", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			copy(out.Data, in.Data)
 			return nil
 		}
 		return g.algos.Scatter(c, out, in, root)
-	})
+	}}
 }
 
-func (g *Group) IAllToAll(ctx context.Context, out, in collective.Tensor) collective.Work {
+func (g *Group) allToAllOp(out, in collective.Tensor) pending {
 	err := g.checkPair(out, in, 1, 1)
 	if err == nil && in.Count()%g.Size() != 0 {
 		err = fmt.Errorf("%d elements do not split into %d equal blocks", in.Count(), g.Size())
 	}
 	if err != nil {
-		return g.invalid("alltoall", "%v", err)
+		return pending{err: g.invalidErr("alltoall", "%v", err)}
 	}
-	return g.submit(ctx, "alltoall", func(c *Call) error {
+	return pending{name: "alltoall", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			copy(out.Data, in.Data)
 			return nil
 		}
 		return g.algos.AllToAll(c, out, in)
-	})
+	}}
 }
 
-func (g *Group) IBarrier(ctx context.Context) collective.Work {
-	return g.submit(ctx, "barrier", func(c *Call) error {
+func (g *Group) barrierOp() pending {
+	return pending{name: "barrier", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			return nil
 		}
 		return g.algos.Barrier(c)
-	})
+	}}
+}
+
+func (g *Group) IAllReduce(ctx context.Context, t collective.Tensor, op collective.Op) collective.Work {
+	return g.start(ctx, g.allReduceOp(t, op))
 }
 
 func (g *Group) AllReduce(ctx context.Context, t collective.Tensor, op collective.Op) error {
-	return g.IAllReduce(ctx, t, op).Wait(ctx)
+	return g.run(ctx, g.allReduceOp(t, op))
+}
+
+func (g *Group) IReduce(ctx context.Context, t collective.Tensor, root int, op collective.Op) collective.Work {
+	return g.start(ctx, g.reduceOp(t, root, op))
 }
 
 func (g *Group) Reduce(ctx context.Context, t collective.Tensor, root int, op collective.Op) error {
-	return g.IReduce(ctx, t, root, op).Wait(ctx)
+	return g.run(ctx, g.reduceOp(t, root, op))
+}
+
+func (g *Group) IBroadcast(ctx context.Context, t collective.Tensor, root int) collective.Work {
+	return g.start(ctx, g.broadcastOp(t, root))
 }
 
 func (g *Group) Broadcast(ctx context.Context, t collective.Tensor, root int) error {
-	return g.IBroadcast(ctx, t, root).Wait(ctx)
+	return g.run(ctx, g.broadcastOp(t, root))
+}
+
+func (g *Group) IAllGather(ctx context.Context, out, in collective.Tensor) collective.Work {
+	return g.start(ctx, g.allGatherOp(out, in))
 }
 
 func (g *Group) AllGather(ctx context.Context, out, in collective.Tensor) error {
-	return g.IAllGather(ctx, out, in).Wait(ctx)
+	return g.run(ctx, g.allGatherOp(out, in))
+}
+
+func (g *Group) IReduceScatter(ctx context.Context, out, in collective.Tensor, op collective.Op) collective.Work {
+	return g.start(ctx, g.reduceScatterOp(out, in, op))
 }
 
 func (g *Group) ReduceScatter(ctx context.Context, out, in collective.Tensor, op collective.Op) error {
-	return g.IReduceScatter(ctx, out, in, op).Wait(ctx)
+	return g.run(ctx, g.reduceScatterOp(out, in, op))
+}
+
+func (g *Group) IGather(ctx context.Context, out, in collective.Tensor, root int) collective.Work {
+	return g.start(ctx, g.gatherOp(out, in, root))
 }
 
 func (g *Group) Gather(ctx context.Context, out, in collective.Tensor, root int) error {
-	return g.IGather(ctx, out, in, root).Wait(ctx)
+	return g.run(ctx, g.gatherOp(out, in, root))
+}
+
+func (g *Group) IScatter(ctx context.Context, out, in collective.Tensor, root int) collective.Work {
+	return g.start(ctx, g.scatterOp(out, in, root))
 }
 
 func (g *Group) Scatter(ctx context.Context, out, in collective.Tensor, root int) error {
-	return g.IScatter(ctx, out, in, root).Wait(ctx)
+	return g.run(ctx, g.scatterOp(out, in, root))
+}
+
+func (g *Group) IAllToAll(ctx context.Context, out, in collective.Tensor) collective.Work {
+	return g.start(ctx, g.allToAllOp(out, in))
 }
 
 func (g *Group) AllToAll(ctx context.Context, out, in collective.Tensor) error {
-	return g.IAllToAll(ctx, out, in).Wait(ctx)
+	return g.run(ctx, g.allToAllOp(out, in))
 }
 
-func (g *Group) Barrier(ctx context.Context) error { return g.IBarrier(ctx).Wait(ctx) }
+func (g *Group) IBarrier(ctx context.Context) collective.Work {
+	return g.start(ctx, g.barrierOp())
+}
+
+func (g *Group) Barrier(ctx context.Context) error {
+	return g.run(ctx, g.barrierOp())
+}
 
 // NewGroup makes a communicator over ranks (ranks of g). Its id, which
 // separates its messages from every other group's, is derived from g's id,

@@ -34,7 +34,7 @@ func (g *Group) checkP2P(op string, t collective.Tensor, peer, tag int) error {
 func (g *Group) p2p(ctx context.Context, op string, queues map[int]*serial, peer, tag int, t collective.Tensor,
 	do func(ctx context.Context, global int, tag uint64, data []byte) error) collective.Work {
 	if err := g.checkP2P(op, t, peer, tag); err != nil {
-		return g.invalid(op, "%v", err)
+		return failed(g.invalidErr(op, "%v", err))
 	}
 	g.mu.Lock()
 	if g.closed {

@@ -38,23 +38,19 @@ func failed(err error) collective.Work {
 	return w
 }
 
-// serial runs submitted functions one at a time, in submission order, on one
-// goroutine that exits when the queue is closed.
+// serial runs functions one at a time, in submission order. It holds no
+// goroutine while idle: submit starts one to drain the queue, and runInline
+// lets a blocking caller run its function on its own goroutine when nothing
+// is queued ahead of it, which saves two goroutine hand-offs per blocking
+// collective (most of a small message's latency budget).
 type serial struct {
-	mu     sync.Mutex
-	queue  chan func()
-	closed bool
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+	closed  bool
 }
 
-func newSerial() *serial {
-	s := &serial{queue: make(chan func(), 1024)}
-	go func() {
-		for f := range s.queue {
-			f()
-		}
-	}()
-	return s
-}
+func newSerial() *serial { return &serial{} }
 
 // submit enqueues f; false if the executor is closed.
 func (s *serial) submit(f func()) bool {
@@ -63,15 +59,58 @@ func (s *serial) submit(f func()) bool {
 	if s.closed {
 		return false
 	}
-	s.queue <- f
+	s.queue = append(s.queue, f)
+	if !s.running {
+		s.running = true
+		go s.drain()
+	}
 	return true
 }
 
+// runInline runs f now on the caller's goroutine if the executor is idle,
+// and reports whether it did. closed reports an executor that takes nothing.
+func (s *serial) runInline(f func()) (ran, closed bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false, true
+	}
+	if s.running {
+		s.mu.Unlock()
+		return false, false
+	}
+	s.running = true
+	s.mu.Unlock()
+	f()
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		go s.drain()
+	} else {
+		s.running = false
+	}
+	s.mu.Unlock()
+	return true, false
+}
+
+func (s *serial) drain() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		f := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		f()
+	}
+}
+
+// close refuses further work; queued functions still run.
 func (s *serial) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
-		close(s.queue)
-	}
+	s.closed = true
 }
