@@ -1,11 +1,75 @@
 // Package transport moves tagged messages between the ranks of one job. It
-// implements collective.Transport twice: over TCP between processes (the
-// mesh distbench measures), and in memory between goroutines (for unit tests,
-// with seeded delays to shake out ordering bugs).
+// implements collective.Transport twice: over TCP between processes ([TCP],
+// the mesh distbench measures), and in memory between goroutines ([Mem], for
+// unit tests, with seeded delays to shake out ordering bugs).
 //
 // Both share one matching engine, [Mailbox]: per source rank, messages are
 // matched to receives by tag in FIFO order. A receive posted before its
 // message arrives is filled in place by the connection's reader, with no
 // intermediate copy; a message that arrives first waits in the unexpected
 // queue, as in MPI's eager protocol.
+//
+// # The TCP mesh
+//
+// [NewTCP] builds a full mesh: each rank listens on TCPOptions.ListenHost
+// (127.0.0.1 by default, port chosen by the system), publishes host:port in
+// the job's rendezvous store under "transport/addr/<rank>", and then the
+// higher rank of each pair dials the lower one, retrying until
+// ConnectTimeout. Every connection opens with the handshake of
+// internal/wire, which proves that both ends hold the job's token and agree
+// on job id, world size and ranks; a stray or hostile connection is refused
+// and logged without disturbing the mesh. Sockets run with TCP_NODELAY and
+// 4 MiB buffers.
+//
+// Each message is one frame (a 24-byte header, then the payload) written
+// with writev under a per-connection write lock, so the payload is never
+// copied on the way out. One reader goroutine per connection reads each
+// header, checks its length against MaxMessage before allocating anything,
+// and reads the payload straight into the posted receive's buffer when
+// there is one.
+//
+// # Failures
+//
+// Every blocking call has a deadline: sends take theirs from the context,
+// receives return a *collective.TimeoutError naming the peer ("rank 2
+// (10.0.0.3:4123)"), and a peer that sends nothing for PeerTimeout, not even
+// the heartbeat an idle connection sends every HeartbeatInterval, is
+// declared dead. A dead peer (connection closed, reset or silent) fails the
+// receives waiting on it, and later sends to it, with a
+// *collective.PeerError naming its rank and address. [TCP.Abort] sends every
+// peer an abort frame carrying the reason; each peer then fails all its
+// pending and later operations, from every source, with a PeerError naming
+// the aborting rank and "aborted: <reason>", so the whole job learns of a
+// failure within a round trip rather than at its deadlines. [TCP.Close]
+// says goodbye instead: messages already sent are still delivered, and the
+// peer's later receives from this rank fail at once with [ErrPeerClosed],
+// without any error being logged.
+//
+// # Link shaping
+//
+// TCPOptions.Link makes loopback (or a fast network) behave like a slower
+// one: a [Link] has a rate, paced by egress and ingress token buckets shared
+// by all of a process's connections as a NIC is, and a one-way latency,
+// applied by a delay line per connection. [ParseLink] reads forms such as
+// "10Gbit,25us", "800Mbit", presets ("1g", "10g", "25g", "100g", "lan",
+// "wan") and "none". The latency is added to the host's own (tens of
+// microseconds on loopback). Waits use nanosleep(2), about 50µs precise,
+// because Go timers may wake a millisecond late, and a delay's last 50µs is
+// spun; so latencies of a millisecond and up are reproduced within a few
+// percent, and shorter ones are never cut short. With latency
+// set, received payloads go through fresh memory rather than straight into
+// the posted buffer, so that matching happens when the message becomes
+// visible, in order.
+//
+// # Usage
+//
+//	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
+//		Rank: rank, Size: size, Store: store,
+//		JobID: jobID, Token: token, // the launcher hands every rank the same
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer tr.Close()
+//	cfg := collective.Config{Rank: rank, Size: size, Transport: tr, Store: store}
 package transport

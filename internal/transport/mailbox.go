@@ -32,10 +32,9 @@ func NewMailbox(describe string) *Mailbox {
 // Pending is a posted receive claimed by a reader, which fills Buf and then
 // calls Complete.
 type Pending struct {
-	Buf     []byte
-	done    chan struct{}
-	err     error
-	claimed bool
+	Buf  []byte
+	done chan struct{}
+	err  error
 }
 
 // Complete finishes a claimed receive with err (nil on success).
@@ -45,10 +44,11 @@ func (p *Pending) Complete(err error) {
 }
 
 // Claim is called by a reader that has read the header of a size-byte
-// message under tag. If a receive is posted, it is returned claimed: the
-// reader must fill p.Buf (when len(p.Buf) == size) or discard the payload,
-// then call p.Complete. Otherwise Claim returns nil, and the reader reads the
-// payload into fresh memory and calls Deliver.
+// message under tag (and perhaps part of its payload, into memory of its
+// own, while no receive was posted). If a receive is posted, it is returned
+// claimed: the reader must fill p.Buf (when len(p.Buf) == size) or discard
+// the payload, then call p.Complete. Otherwise Claim returns nil, and the
+// reader reads the payload into fresh memory and calls Deliver.
 func (m *Mailbox) Claim(tag uint64, size int) *Pending {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -58,7 +58,6 @@ func (m *Mailbox) Claim(tag uint64, size int) *Pending {
 	}
 	p := q[0]
 	m.popPosted(tag)
-	p.claimed = true
 	return p
 }
 
@@ -131,19 +130,6 @@ func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
 	case <-ctx.Done():
 	}
 	m.mu.Lock()
-	if p.claimed {
-		// The reader is writing into buf; it has its own deadline, so wait
-		// for it rather than return while buf is still being written.
-		m.mu.Unlock()
-		<-p.done
-		return p.err
-	}
-	select {
-	case <-p.done: // failed by Fail while we were not looking
-		m.mu.Unlock()
-		return p.err
-	default:
-	}
 	q := m.posted[tag]
 	for i, x := range q {
 		if x == p {
@@ -151,11 +137,17 @@ func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
 			if len(m.posted[tag]) == 0 {
 				delete(m.posted, tag)
 			}
-			break
+			m.mu.Unlock()
+			return ctxError(ctx, start, "a message from "+m.describe)
 		}
 	}
 	m.mu.Unlock()
-	return ctxError(ctx, start, "a message from "+m.describe)
+	// Not posted any more: a reader claimed it, or Deliver or Fail took it,
+	// and is about to complete it, perhaps writing buf first. Returning now
+	// would lose the message and let buf be written after Recv returned;
+	// wait instead (a reader has its own deadline).
+	<-p.done
+	return p.err
 }
 
 // Fail makes every waiting and future receive fail with err, except those

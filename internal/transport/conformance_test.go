@@ -1,0 +1,138 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+)
+
+// Both transports promise the same semantics; these checks run against each.
+func TestTransportConformance(t *testing.T) {
+	worlds := map[string]func(t *testing.T, n int) []collective.Transport{
+		"mem": func(t *testing.T, n int) []collective.Transport {
+			ms := NewMemWorld(n, MemOptions{MaxDelay: 200 * time.Microsecond, Seed: 1})
+			trs := make([]collective.Transport, n)
+			for i, m := range ms {
+				trs[i] = m
+			}
+			t.Cleanup(func() {
+				for _, m := range ms {
+					m.Close()
+				}
+			})
+			return trs
+		},
+		"tcp": func(t *testing.T, n int) []collective.Transport {
+			m := newMesh(t, n, nil)
+			trs := make([]collective.Transport, n)
+			for i, tr := range m.ts {
+				trs[i] = tr
+			}
+			return trs
+		},
+	}
+	for name, newWorld := range worlds {
+		t.Run(name, func(t *testing.T) {
+			t.Run("all pairs, FIFO per tag", func(t *testing.T) { conformFIFO(t, newWorld(t, 3)) })
+			t.Run("mismatch", func(t *testing.T) { conformMismatch(t, newWorld(t, 2)) })
+			t.Run("timeout", func(t *testing.T) { conformTimeout(t, newWorld(t, 2)) })
+			t.Run("abort", func(t *testing.T) { conformAbort(t, newWorld(t, 3)) })
+			t.Run("close", func(t *testing.T) { conformClose(t, newWorld(t, 2)) })
+		})
+	}
+}
+
+func conformFIFO(t *testing.T, trs []collective.Transport) {
+	ctx := ctxFor(t, 20*time.Second)
+	const count = 20
+	var wg sync.WaitGroup
+	for src := range trs {
+		for dst := range trs {
+			if src == dst {
+				continue
+			}
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				for i := range count {
+					msg := fmt.Appendf(nil, "%d>%d#%02d", src, dst, i)
+					if err := trs[src].Send(ctx, dst, uint64(i%2), msg); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for _, tag := range []uint64{1, 0} { // drain odd first: tags are independent
+					for i := int(tag); i < count; i += 2 {
+						want := fmt.Sprintf("%d>%d#%02d", src, dst, i)
+						got := make([]byte, len(want))
+						if err := trs[dst].Recv(ctx, src, tag, got); err != nil || string(got) != want {
+							t.Errorf("Recv: %q, %v; want %q", got, err, want)
+							return
+						}
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+func conformMismatch(t *testing.T, trs []collective.Transport) {
+	ctx := ctxFor(t, 10*time.Second)
+	if err := trs[0].Send(ctx, 1, 0, make([]byte, 3)); err != nil {
+		t.Fatal(err)
+	}
+	err := trs[1].Recv(ctx, 0, 0, make([]byte, 4))
+	var me *collective.MismatchError
+	if !errors.As(err, &me) || me.Want != 4 || me.Got != 3 {
+		t.Errorf("got %v, want a MismatchError of 4 vs 3", err)
+	}
+}
+
+func conformTimeout(t *testing.T, trs []collective.Transport) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := trs[0].Recv(ctx, 1, 0, make([]byte, 1))
+	if !errors.Is(err, collective.ErrTimeout) || !strings.Contains(err.Error(), "rank 1") {
+		t.Errorf("got %v, want a timeout naming rank 1", err)
+	}
+}
+
+func conformAbort(t *testing.T, trs []collective.Transport) {
+	ctx := ctxFor(t, 10*time.Second)
+	errc := make(chan error, 2)
+	go func() { errc <- trs[0].Recv(ctx, 2, 0, make([]byte, 1)) }() // from a bystander
+	go func() { errc <- trs[2].Recv(ctx, 1, 0, make([]byte, 1)) }() // from the aborter
+	time.Sleep(20 * time.Millisecond)
+	trs[1].Abort(errors.New("out of memory"))
+	for range 2 {
+		err := <-errc
+		var pe *collective.PeerError
+		if !errors.As(err, &pe) || pe.Rank != 1 || !strings.Contains(err.Error(), "aborted: out of memory") {
+			t.Errorf("got %v, want rank 1's abort", err)
+		}
+	}
+}
+
+func conformClose(t *testing.T, trs []collective.Transport) {
+	ctx := ctxFor(t, 10*time.Second)
+	errc := make(chan error, 1)
+	go func() { errc <- trs[0].Recv(ctx, 1, 0, make([]byte, 1)) }()
+	time.Sleep(20 * time.Millisecond)
+	trs[0].Close()
+	if err := <-errc; !errors.Is(err, collective.ErrClosed) {
+		t.Errorf("pending receive: %v, want ErrClosed", err)
+	}
+	if err := trs[0].Send(ctx, 1, 0, []byte("x")); !errors.Is(err, collective.ErrClosed) {
+		t.Errorf("send after Close: %v, want ErrClosed", err)
+	}
+}

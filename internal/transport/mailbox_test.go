@@ -1,0 +1,64 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+)
+
+// A receive whose context ends while a reader is filling its buffer waits
+// for the reader, and reports what the reader reports: returning early would
+// let the buffer be written after Recv returned, and lose the message.
+func TestMailboxRecvWaitsForClaimedFill(t *testing.T) {
+	m := NewMailbox("rank 1")
+	ctx, cancel := context.WithCancel(context.Background())
+	buf := make([]byte, 3)
+	done := make(chan error, 1)
+	go func() { done <- m.Recv(ctx, 7, buf) }()
+	var p *Pending
+	for p == nil {
+		p = m.Claim(7, 3)
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		t.Fatalf("Recv returned %v while its buffer was claimed", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	copy(p.Buf, "abc")
+	p.Complete(nil)
+	if err := <-done; err != nil || string(buf) != "abc" {
+		t.Fatalf("Recv: %q, %v", buf, err)
+	}
+}
+
+func TestMailboxOrderAndFail(t *testing.T) {
+	m := NewMailbox("rank 1")
+	ctx := context.Background()
+	m.Deliver(1, []byte("a"))
+	m.Deliver(1, []byte("b"))
+	failed := errors.New("gone")
+	m.Fail(failed)
+	m.Fail(errors.New("second")) // the first error wins
+	b := make([]byte, 1)
+	for _, want := range []string{"a", "b"} {
+		if err := m.Recv(ctx, 1, b); err != nil || string(b) != want {
+			t.Fatalf("queued message: %q, %v; want %q", b, err, want)
+		}
+	}
+	if err := m.Recv(ctx, 1, b); err != failed {
+		t.Fatalf("after the queue: %v, want %v", err, failed)
+	}
+	tctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	m2 := NewMailbox("rank 2 (10.0.0.3:4123)")
+	err := m2.Recv(tctx, 1, b)
+	var te *collective.TimeoutError
+	if !errors.As(err, &te) || te.Waiting != "a message from rank 2 (10.0.0.3:4123)" {
+		t.Fatalf("timeout: %v", err)
+	}
+}

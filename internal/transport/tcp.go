@@ -1,0 +1,1151 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/wire"
+)
+
+// Defaults for TCPOptions.
+const (
+	DefaultKeyPrefix         = "transport/addr/"
+	DefaultListenHost        = "127.0.0.1"
+	DefaultMaxMessage        = 4 << 30
+	DefaultConnectTimeout    = 60 * time.Second
+	DefaultSocketBuffer      = 4 << 20
+	DefaultHeartbeatInterval = 2 * time.Second
+	DefaultPeerTimeout       = 30 * time.Second
+	DefaultCloseTimeout      = 2 * time.Second
+)
+
+// ErrPeerClosed is the cause in the PeerError of a peer that closed its
+// transport in an orderly way: it will send nothing more, and a receive that
+// waits for it fails at once rather than at its deadline.
+var ErrPeerClosed = errors.New("closed its transport")
+
+// TCPOptions configures one rank's end of a TCP mesh. Every rank of a job
+// must agree on Size, JobID, Token, MaxMessage, the liveness settings and
+// Link.
+type TCPOptions struct {
+	Rank, Size int
+	// Store is the job's rendezvous store, where each rank publishes its
+	// listen address under KeyPrefix+rank. Not needed when Size is 1.
+	Store     collective.Store
+	KeyPrefix string // default DefaultKeyPrefix
+	// JobID names the job (at most wire.MaxJobID bytes); a peer of another
+	// job is refused.
+	JobID string
+	// Token is the job's shared secret; the handshake refuses a peer that
+	// cannot prove it holds it. Required when Size > 1.
+	Token []byte
+	// ListenHost is the interface to bind; default 127.0.0.1. The port is
+	// chosen by the system.
+	ListenHost string
+	// AdvertiseHost is the host peers dial; default ListenHost, or the
+	// host name when ListenHost is an unspecified address (0.0.0.0, ::).
+	AdvertiseHost string
+	// MaxMessage bounds one message, sent or received; default
+	// DefaultMaxMessage. A larger header from a peer breaks the connection.
+	MaxMessage int64
+	// ConnectTimeout bounds building the mesh: rendezvous, dialing (with
+	// retries), accepting and every handshake. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// HandshakeTimeout bounds one handshake; default wire.DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// SocketBuffer sets each socket's send and receive buffers, in bytes;
+	// default DefaultSocketBuffer, negative leaves the system's.
+	SocketBuffer int
+	// HeartbeatInterval: an idle connection sends a heartbeat this often;
+	// default DefaultHeartbeatInterval, negative sends none.
+	HeartbeatInterval time.Duration
+	// PeerTimeout: a peer that sends nothing, not even a heartbeat, for this
+	// long is presumed dead or stalled and its receives fail. Default
+	// DefaultPeerTimeout; negative never gives up (a stalled peer then
+	// stalls its receivers until their own deadlines).
+	PeerTimeout time.Duration
+	// CloseTimeout bounds Close and Abort: how long to wait for peers to
+	// acknowledge the goodbye. Default DefaultCloseTimeout.
+	CloseTimeout time.Duration
+	// Link, if not nil, shapes the traffic as a NIC of that rate and
+	// latency would; see Link.
+	Link *Link
+	// Logf, if set, receives diagnostic lines.
+	Logf func(format string, args ...any)
+}
+
+func (o *TCPOptions) setDefaults() {
+	if o.KeyPrefix == "" {
+		o.KeyPrefix = DefaultKeyPrefix
+	}
+	if o.ListenHost == "" {
+		o.ListenHost = DefaultListenHost
+	}
+	if o.AdvertiseHost == "" {
+		o.AdvertiseHost = o.ListenHost
+		if ip := net.ParseIP(o.ListenHost); ip != nil && ip.IsUnspecified() {
+			if h, err := os.Hostname(); err == nil {
+				o.AdvertiseHost = h
+			}
+		}
+	}
+	if o.MaxMessage == 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = wire.DefaultHandshakeTimeout
+	}
+	if o.SocketBuffer == 0 {
+		o.SocketBuffer = DefaultSocketBuffer
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.PeerTimeout == 0 {
+		o.PeerTimeout = DefaultPeerTimeout
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = DefaultCloseTimeout
+	}
+}
+
+// Validate checks the options, with defaults applied, before any network is
+// touched.
+func (o *TCPOptions) Validate() error {
+	c := *o
+	c.setDefaults()
+	switch {
+	case c.Size < 1 || c.Size > wire.MaxWorldSize:
+		return fmt.Errorf("transport: world size %d out of range (accepted: 1..%d)", c.Size, wire.MaxWorldSize)
+	case c.Rank < 0 || c.Rank >= c.Size:
+		return fmt.Errorf("transport: rank %d out of range for world size %d (accepted: 0..%d)", c.Rank, c.Size, c.Size-1)
+	case len(c.JobID) > wire.MaxJobID:
+		return fmt.Errorf("transport: job id of %d bytes exceeds the %d-byte limit", len(c.JobID), wire.MaxJobID)
+	case c.MaxMessage < 0:
+		return fmt.Errorf("transport: negative MaxMessage %d", c.MaxMessage)
+	case c.ConnectTimeout < 0 || c.HandshakeTimeout < 0 || c.CloseTimeout < 0:
+		return fmt.Errorf("transport: negative timeout (connect %v, handshake %v, close %v)", c.ConnectTimeout, c.HandshakeTimeout, c.CloseTimeout)
+	case c.PeerTimeout > 0 && c.HeartbeatInterval > 0 && c.PeerTimeout < 2*c.HeartbeatInterval:
+		return fmt.Errorf("transport: PeerTimeout %v must be at least twice HeartbeatInterval %v, or a live but idle peer is declared dead", c.PeerTimeout, c.HeartbeatInterval)
+	}
+	if c.Link != nil {
+		if err := c.Link.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Size == 1 {
+		return nil
+	}
+	switch {
+	case c.Store == nil:
+		return fmt.Errorf("transport: world size %d needs a rendezvous store (TCPOptions.Store)", c.Size)
+	case len(c.Token) == 0:
+		return errors.New("transport: empty job token (TCPOptions.Token); every rank of a job must share a non-empty secret, so that a stray or hostile peer is refused")
+	}
+	return nil
+}
+
+// TCP is one rank's end of a full TCP mesh: one connection per pair of
+// ranks, each opened by the higher rank and authenticated by a handshake.
+type TCP struct {
+	o       TCPOptions
+	addr    string  // our listen address, as published
+	peers   []*peer // by rank; nil at our own
+	maxMsg  int64
+	epoch   time.Time
+	egress  *pacer // nil when unshaped
+	ingress *pacer
+	latency time.Duration
+	chunk   int // pacing granularity, bytes
+
+	wg   sync.WaitGroup // readers, heartbeats, delay lines, half-closers
+	done chan struct{}  // closed by Close and Abort
+
+	mu     sync.Mutex
+	closed bool
+	jobErr error // a peer aborted the job: every send fails with this
+
+	shutOnce sync.Once
+}
+
+var _ collective.Transport = (*TCP)(nil)
+
+// peer is one connection and everything per peer.
+type peer struct {
+	t    *TCP
+	rank int
+	addr string // the peer's published listen address
+	box  *Mailbox
+
+	// Set once by attach, before the goroutines that use it start.
+	conn   *net.TCPConn
+	r      *bufio.Reader
+	delay  chan event    // nil without latency; the reader is its only sender
+	exited chan struct{} // closed when the reader has returned
+
+	// wmu is the write lock: a channel so that waiting for it can honour a
+	// context. Its holder owns the fields below it.
+	wmu     chan struct{}
+	whdr    [wire.HeaderSize]byte
+	vec     [2][]byte
+	bufs    net.Buffers
+	wclosed bool // our write side is shut
+
+	lastWrite atomic.Int64 // ns since t.epoch
+	gotBye    atomic.Bool  // the peer sent close or abort: its EOF is orderly
+	errp      atomic.Pointer[error]
+}
+
+func (p *peer) describe() string { return fmt.Sprintf("rank %d (%s)", p.rank, p.addr) }
+
+// setErr records why the link is unusable; the first reason wins, and is
+// returned.
+func (p *peer) setErr(err error) error {
+	if p.errp.CompareAndSwap(nil, &err) {
+		return err
+	}
+	return *p.errp.Load()
+}
+
+func (p *peer) err() error {
+	if e := p.errp.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (p *peer) peerErr(cause error) *collective.PeerError {
+	return &collective.PeerError{Rank: p.rank, Addr: p.addr, Err: cause}
+}
+
+func (p *peer) lock(ctx context.Context) error {
+	select {
+	case p.wmu <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case p.wmu <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.t.done:
+		return collective.ErrClosed
+	}
+}
+
+func (p *peer) lockWithin(d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case p.wmu <- struct{}{}:
+		return true
+	case <-tm.C:
+		return false
+	}
+}
+
+func (p *peer) unlock() { <-p.wmu }
+
+// NewTCP joins the mesh: it listens, publishes its address in the store,
+// reads every other rank's, dials the lower ranks, accepts the higher ones,
+// authenticates each connection, and returns once it is connected to every
+// peer, or fails within ConnectTimeout. A world of one needs no network.
+func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o.setDefaults()
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	t := &TCP{
+		o:      o,
+		peers:  make([]*peer, o.Size),
+		maxMsg: o.MaxMessage,
+		epoch:  time.Now(),
+		done:   make(chan struct{}),
+	}
+	if l := o.Link; l != nil {
+		if l.Rate > 0 {
+			t.egress, t.ingress = newPacer(l.Rate), newPacer(l.Rate)
+			t.chunk = t.egress.chunk
+		}
+		t.latency = l.Latency
+	}
+	if o.Size == 1 {
+		return t, nil
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.ListenHost, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("transport: rank %d: listen on %s: %w", o.Rank, o.ListenHost, err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	t.addr = net.JoinHostPort(o.AdvertiseHost, strconv.Itoa(port))
+	if err := o.Store.Set(cctx, t.key(o.Rank), []byte(t.addr)); err != nil {
+		return nil, fmt.Errorf("transport: rank %d: publishing address %s: %w", o.Rank, t.addr, err)
+	}
+	for r := range o.Size {
+		if r != o.Rank {
+			t.peers[r] = &peer{t: t, rank: r, wmu: make(chan struct{}, 1), exited: make(chan struct{})}
+		}
+	}
+
+	// Lower ranks accept, higher ranks dial: one connection per pair, and
+	// no tie to break.
+	errs := make(chan error, o.Size)
+	var wg sync.WaitGroup
+	if o.Rank < o.Size-1 {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- t.acceptAll(cctx, ln) }()
+	}
+	for r := range o.Rank {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- t.dial(cctx, t.peers[r]) }()
+	}
+	go func() { wg.Wait(); close(errs) }()
+	var first error
+	for err := range errs {
+		if err != nil && first == nil {
+			first = err
+			cancel() // the mesh has failed: stop the others now
+		}
+	}
+	if first != nil {
+		// Abort rather than close, so that the peers already connected
+		// learn why this rank left.
+		t.shutdown(first)
+		return nil, first
+	}
+	o.Logf("transport: rank %d: connected to %d peers; listening at %s", o.Rank, o.Size-1, t.addr)
+	return t, nil
+}
+
+func (t *TCP) key(rank int) string { return t.o.KeyPrefix + strconv.Itoa(rank) }
+
+// resolve reads p's published address. Each dialer and each accepted
+// connection resolves its own peer, so that a rank that never publishes
+// delays only its own link, and a handshake that fails fast is not stuck
+// behind it.
+func (t *TCP) resolve(ctx context.Context, p *peer) error {
+	v, err := t.o.Store.Get(ctx, t.key(p.rank))
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			err = &collective.TimeoutError{After: time.Since(t.epoch), Waiting: fmt.Sprintf("rank %d to publish its address (store key %q)", p.rank, t.key(p.rank))}
+		}
+		return fmt.Errorf("transport: rank %d: %w", t.o.Rank, err)
+	}
+	addr := string(v)
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("transport: rank %d: rank %d published a bad address %q (store key %q): %v", t.o.Rank, p.rank, addr, t.key(p.rank), err)
+	}
+	p.addr = addr
+	p.box = NewMailbox(p.describe())
+	return nil
+}
+
+func (t *TCP) handshakeConfig() wire.HandshakeConfig {
+	return wire.HandshakeConfig{JobID: t.o.JobID, Token: t.o.Token, Rank: t.o.Rank, Size: t.o.Size, Timeout: t.o.HandshakeTimeout}
+}
+
+// maxHandshakes bounds the handshakes one rank runs at once while it
+// accepts its higher peers.
+const maxHandshakes = 64
+
+// acceptAll accepts until every higher rank has connected. Strays and
+// failed handshakes are refused and logged, and do not stop it: a hostile
+// connection must not be able to break the mesh.
+func (t *TCP) acceptAll(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+
+	var (
+		mu       sync.Mutex
+		pending  = map[int]bool{} // higher ranks not yet connected
+		refusals []string
+		hs       sync.WaitGroup
+	)
+	for r := t.o.Rank + 1; r < t.o.Size; r++ {
+		pending[r] = true
+	}
+	admit := func(r int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r < t.o.Rank:
+			return fmt.Errorf("%w: rank %d dialed rank %d, but lower ranks accept and higher ranks dial", wire.ErrRankMismatch, r, t.o.Rank)
+		case !pending[r]:
+			return fmt.Errorf("%w: rank %d is already connected to rank %d", wire.ErrRankMismatch, r, t.o.Rank)
+		}
+		delete(pending, r)
+		return nil
+	}
+	var acceptErr error
+	inFlight := make(chan struct{}, maxHandshakes)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil {
+				mu.Lock()
+				done := len(pending) == 0
+				mu.Unlock()
+				if !done {
+					acceptErr = err
+				}
+			}
+			break
+		}
+		select {
+		case inFlight <- struct{}{}:
+		default:
+			// A flood of connections: refuse the excess at once rather
+			// than hold a goroutine and a socket for each.
+			c.Close()
+			t.o.Logf("transport: rank %d: refused a connection from %s: %d handshakes already in progress", t.o.Rank, c.RemoteAddr(), cap(inFlight))
+			continue
+		}
+		hs.Add(1)
+		go func() {
+			defer hs.Done()
+			defer func() { <-inFlight }()
+			var admitted = -1
+			rank, err := wire.ServerHandshake(ctx, c, t.handshakeConfig(), func(r int) error {
+				if err := admit(r); err != nil {
+					return err
+				}
+				admitted = r
+				return nil
+			})
+			if err != nil {
+				c.Close()
+				mu.Lock()
+				if admitted >= 0 {
+					pending[admitted] = true // the accept record did not get through
+				}
+				refusals = append(refusals, err.Error())
+				mu.Unlock()
+				t.o.Logf("transport: rank %d: refused a connection: %v", t.o.Rank, err)
+				return
+			}
+			// It published before it dialed: this does not wait.
+			if err := t.resolve(ctx, t.peers[rank]); err != nil {
+				c.Close()
+				mu.Lock()
+				pending[rank] = true
+				refusals = append(refusals, err.Error())
+				mu.Unlock()
+				return
+			}
+			t.attach(t.peers[rank], c.(*net.TCPConn))
+			mu.Lock()
+			done := len(pending) == 0
+			mu.Unlock()
+			if done {
+				ln.Close()
+			}
+		}()
+	}
+	hs.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	var missing []int
+	for r := range pending {
+		missing = append(missing, r)
+	}
+	slices.Sort(missing)
+	var why error = &collective.TimeoutError{After: time.Since(t.epoch), Waiting: fmt.Sprintf("ranks %v to connect to %s", missing, t.addr)}
+	if acceptErr != nil {
+		why = fmt.Errorf("accepting on %s: %w", t.addr, acceptErr)
+	} else if ctx.Err() == context.Canceled {
+		why = fmt.Errorf("gave up waiting for ranks %v to connect: %w", missing, ctx.Err())
+	}
+	if len(refusals) > 0 {
+		return fmt.Errorf("transport: rank %d: %w; refused %d connection(s): %s", t.o.Rank, why, len(refusals), strings.Join(refusals, "; "))
+	}
+	return fmt.Errorf("transport: rank %d: %w", t.o.Rank, why)
+}
+
+// dial connects to a lower rank, retrying refused or failed dials until the
+// connect deadline: the peer may still be starting. A handshake that fails
+// is final; the reason is in the error.
+func (t *TCP) dial(ctx context.Context, p *peer) error {
+	if err := t.resolve(ctx, p); err != nil {
+		return err
+	}
+	backoff := 10 * time.Millisecond
+	var last error
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", p.addr)
+		if err == nil {
+			if err := wire.ClientHandshake(ctx, c, t.handshakeConfig(), p.rank); err != nil {
+				c.Close()
+				return fmt.Errorf("transport: rank %d: %w", t.o.Rank, err) // it names the peer
+			}
+			t.attach(p, c.(*net.TCPConn))
+			return nil
+		}
+		last = err
+		tm := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			if ctx.Err() == context.Canceled {
+				return fmt.Errorf("transport: rank %d: gave up dialing %s: %w (last error: %v)", t.o.Rank, p.describe(), ctx.Err(), last)
+			}
+			return fmt.Errorf("transport: rank %d: %w (last error: %v)", t.o.Rank,
+				&collective.TimeoutError{After: time.Since(t.epoch), Waiting: "a connection to " + p.describe()}, last)
+		case <-tm.C:
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// attach sets up an authenticated connection and starts its goroutines.
+func (t *TCP) attach(p *peer, c *net.TCPConn) {
+	c.SetNoDelay(true) // our frames are whole messages; never wait to coalesce
+	if n := t.o.SocketBuffer; n > 0 {
+		c.SetReadBuffer(n)
+		c.SetWriteBuffer(n)
+	}
+	p.conn = c
+	p.r = bufio.NewReaderSize(&deadlineReader{c: c, timeout: t.o.PeerTimeout}, 64<<10)
+	p.lastWrite.Store(int64(time.Since(t.epoch)))
+	if t.latency > 0 {
+		p.delay = make(chan event, 4096)
+		t.wg.Add(1)
+		go t.delayLine(p)
+	}
+	t.wg.Add(1)
+	go t.readLoop(p)
+	if t.o.HeartbeatInterval > 0 {
+		t.wg.Add(1)
+		go t.heartbeat(p)
+	}
+}
+
+// deadlineReader pushes the read deadline out as bytes arrive, so a large
+// message may take as long as it needs while a silent peer is caught.
+type deadlineReader struct {
+	c       *net.TCPConn
+	timeout time.Duration // <= 0: none
+	set     time.Time     // when the deadline was last pushed
+}
+
+func (d *deadlineReader) Read(b []byte) (int, error) {
+	if d.timeout > 0 {
+		// Pushing the deadline costs a little; doing it every eighth of
+		// the timeout keeps the real bound within 9/8 of the setting.
+		if now := time.Now(); now.Sub(d.set) > d.timeout/8 {
+			d.set = now
+			d.c.SetReadDeadline(now.Add(d.timeout))
+		}
+	}
+	return d.c.Read(b)
+}
+
+func (t *TCP) Rank() int { return t.o.Rank }
+func (t *TCP) Size() int { return t.o.Size }
+
+// Addr is this rank's listen address, as published to its peers.
+func (t *TCP) Addr() string { return t.addr }
+
+// PeerAddr is the peer's published host:port; this rank's own for its own
+// rank, and "" out of range.
+func (t *TCP) PeerAddr(peer int) string {
+	switch {
+	case peer == t.o.Rank:
+		return t.addr
+	case peer < 0 || peer >= len(t.peers):
+		return ""
+	}
+	return t.peers[peer].addr
+}
+
+func (t *TCP) peer(rank int) (*peer, error) {
+	if rank < 0 || rank >= t.o.Size || rank == t.o.Rank {
+		return nil, collective.Invalidf("transport: peer %d out of range for rank %d of %d", rank, t.o.Rank, t.o.Size)
+	}
+	return t.peers[rank], nil
+}
+
+// sendErr is why a send to p cannot start, or nil.
+func (t *TCP) sendErr(p *peer) error {
+	t.mu.Lock()
+	closed, jobErr := t.closed, t.jobErr
+	t.mu.Unlock()
+	switch {
+	case closed:
+		return collective.ErrClosed
+	case jobErr != nil:
+		return jobErr
+	}
+	return p.err()
+}
+
+func (t *TCP) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// Send writes one frame: header and payload in one writev, with no copy of
+// data. It returns once the kernel has the bytes. Its deadline is ctx's
+// (collective.DefaultTimeout if ctx has none).
+func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error {
+	p, err := t.peer(peer)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > t.maxMsg {
+		return collective.Invalidf("transport: message of %d bytes to %s exceeds the %d-byte limit (TCPOptions.MaxMessage)", len(data), p.describe(), t.maxMsg)
+	}
+	if err := t.sendErr(p); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := p.lock(ctx); err != nil {
+		return t.sendFailed(ctx, p, err, 0, start, len(data), tag)
+	}
+	defer p.unlock()
+	if err := t.sendErr(p); err != nil {
+		return err
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = start.Add(collective.DefaultTimeout)
+	}
+	h := wire.Header{Kind: wire.KindData, Tag: tag, Length: uint64(len(data))}
+	var n int64
+	if t.egress != nil {
+		n, err = t.writeShaped(ctx, p, h, data, deadline)
+	} else {
+		n, err = p.writeLocked(h, data, deadline)
+	}
+	if err != nil {
+		return t.sendFailed(ctx, p, err, n, start, len(data), tag)
+	}
+	p.lastWrite.Store(int64(time.Since(t.epoch)))
+	return nil
+}
+
+// writeLocked writes a frame; the caller holds the write lock.
+func (p *peer) writeLocked(h wire.Header, payload []byte, deadline time.Time) (int64, error) {
+	p.conn.SetWriteDeadline(deadline)
+	h.Encode(&p.whdr)
+	p.vec = [2][]byte{p.whdr[:], payload}
+	p.bufs = p.vec[:]
+	n, err := p.bufs.WriteTo(p.conn)
+	p.vec[1] = nil // do not keep the caller's buffer alive
+	return n, err
+}
+
+// writeShaped writes a frame a chunk at a time, each when the egress pacer
+// says its serialization has ended.
+func (t *TCP) writeShaped(ctx context.Context, p *peer, h wire.Header, data []byte, deadline time.Time) (int64, error) {
+	t.egress.begin()
+	defer t.egress.end()
+	first := min(len(data), t.chunk)
+	if err := t.egress.wait(ctx, t.done, wire.HeaderSize+first, false); err != nil {
+		return 0, err
+	}
+	n, err := p.writeLocked(h, data[:first], deadline)
+	for off := first; err == nil && off < len(data); {
+		c := min(len(data)-off, t.chunk)
+		if err = t.egress.wait(ctx, t.done, c, false); err != nil {
+			break
+		}
+		var m int
+		m, err = p.conn.Write(data[off : off+c])
+		n += int64(m)
+		off += c
+	}
+	return n, err
+}
+
+// sendFailed turns a failed send into the error it returns. A send that
+// wrote part of a frame has broken the stream: the connection is dropped.
+func (t *TCP) sendFailed(ctx context.Context, p *peer, err error, n int64, start time.Time, size int, tag uint64) error {
+	total := int64(wire.HeaderSize + size)
+	if n > 0 && n < total {
+		cause := fmt.Errorf("a send of %d bytes (tag %d) stopped after %d bytes (%v); the connection was dropped", size, tag, n, err)
+		p.setErr(p.peerErr(cause))
+		p.conn.Close() // the reader sees it and fails the mailbox
+	}
+	switch {
+	case errors.Is(err, collective.ErrClosed):
+		return collective.ErrClosed
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return &collective.TimeoutError{After: time.Since(start), Waiting: fmt.Sprintf("%s to take %d bytes (tag %d)", p.describe(), size, tag)}
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("sending %d bytes (tag %d) to %s: %w", size, tag, p.describe(), err)
+	}
+	// The connection failed. The reader usually knows why (the peer said
+	// goodbye, or reset): give it a moment to say so.
+	tm := time.NewTimer(200 * time.Millisecond)
+	select {
+	case <-p.exited:
+	case <-tm.C:
+	}
+	tm.Stop()
+	if le := t.sendErr(p); le != nil {
+		return le
+	}
+	perr := p.setErr(p.peerErr(t.describeNetErr(err)))
+	p.conn.Close()
+	return perr
+}
+
+// Recv receives the next message from peer under tag into buf. A timeout
+// is a *collective.TimeoutError naming the peer; a failed peer, a
+// *collective.PeerError.
+func (t *TCP) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error {
+	p, err := t.peer(peer)
+	if err != nil {
+		return err
+	}
+	return p.box.Recv(ctx, tag, buf)
+}
+
+// readLoop reads frames from one peer until the connection ends.
+func (t *TCP) readLoop(p *peer) {
+	defer t.wg.Done()
+	err := t.readFrames(p)
+	switch {
+	case t.isClosed():
+		// Our own Close or Abort: the mailboxes already say so.
+	case p.gotBye.Load():
+		// The end that the goodbye frame announced.
+	default:
+		perr := p.setErr(p.peerErr(t.describeNetErr(err)))
+		t.o.Logf("transport: rank %d: lost %s: %v", t.o.Rank, p.describe(), perr)
+		p.after(func() { p.box.Fail(perr) })
+	}
+	p.conn.Close()
+	if p.delay != nil {
+		close(p.delay)
+	}
+	close(p.exited)
+}
+
+func (t *TCP) readFrames(p *peer) error {
+	var hb [wire.HeaderSize]byte
+	for {
+		if _, err := io.ReadFull(p.r, hb[:]); err != nil {
+			return err
+		}
+		h, err := wire.DecodeHeader(&hb, uint64(t.maxMsg))
+		if err != nil {
+			return fmt.Errorf("protocol error: %w", err)
+		}
+		if t.ingress != nil {
+			t.ingress.begin()
+			t.ingress.wait(context.Background(), t.done, wire.HeaderSize, true)
+		}
+		err = t.handleFrame(p, h)
+		if t.ingress != nil {
+			t.ingress.end()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// handleFrame acts on one frame whose header has been read.
+func (t *TCP) handleFrame(p *peer, h wire.Header) error {
+	switch h.Kind {
+	case wire.KindHeartbeat:
+	case wire.KindData:
+		return t.readData(p, h)
+	case wire.KindClose:
+		p.gotBye.Store(true)
+		perr := p.setErr(p.peerErr(ErrPeerClosed))
+		p.after(func() { p.box.Fail(perr) })
+		t.answerBye(p)
+	case wire.KindAbort:
+		var text [wire.MaxAbortText]byte
+		if _, err := io.ReadFull(p.r, text[:h.Length]); err != nil {
+			return err
+		}
+		p.gotBye.Store(true)
+		t.peerAborted(p, wire.Sanitize(string(text[:h.Length]), wire.MaxAbortText))
+		t.answerBye(p)
+	}
+	return nil
+}
+
+// readData reads one message's payload: straight into a posted receive's
+// buffer when there is one (no copy), into fresh memory for the unexpected
+// queue otherwise.
+func (t *TCP) readData(p *peer, h wire.Header) error {
+	size := int(h.Length)
+	if t.isClosed() {
+		return t.readPayload(p, nil, size)
+	}
+	if p.delay != nil {
+		// With latency, a message is matched when it becomes visible,
+		// not when it is read, or a later message could be matched
+		// ahead of one still in the delay line; so it waits in fresh
+		// memory.
+		data := make([]byte, size)
+		if err := t.readPayload(p, data, size); err != nil {
+			return err
+		}
+		p.after(func() { p.box.Deliver(h.Tag, data) })
+		return nil
+	}
+	if pd := p.box.Claim(h.Tag, size); pd != nil {
+		return t.readInto(p, pd, nil, 0, size)
+	}
+	if size <= claimChunk {
+		data := make([]byte, size)
+		if err := t.readPayload(p, data, size); err != nil {
+			return err
+		}
+		p.box.Deliver(h.Tag, data)
+		return nil
+	}
+	return t.readUnexpected(p, h.Tag, size)
+}
+
+// claimChunk: a large message that arrives before its receive is read a
+// chunk at a time, looking between chunks for a receive posted meanwhile.
+// A stream whose receiver re-posts a moment after each message (the usual
+// case) then still lands in place, instead of going through fresh memory
+// and a copy.
+const claimChunk = 256 << 10
+
+// stagingSize is how much of a large unexpected message is read into a
+// pooled buffer before the reader gives up waiting for a receive and
+// allocates the message's own memory.
+const stagingSize = 4 << 20
+
+var staging = sync.Pool{New: func() any { b := make([]byte, stagingSize); return &b }}
+
+// readUnexpected reads a large message that no receive was waiting for.
+func (t *TCP) readUnexpected(p *peer, tag uint64, size int) error {
+	sp := staging.Get().(*[]byte)
+	defer staging.Put(sp)
+	var data []byte // the message's own memory, once staging is not enough
+	for got := 0; got < size; {
+		if pd := p.box.Claim(tag, size); pd != nil {
+			have := *sp
+			if data != nil {
+				have = data
+			}
+			return t.readInto(p, pd, have[:got], got, size)
+		}
+		c := min(claimChunk, size-got)
+		if data == nil && got+c > stagingSize {
+			data = make([]byte, size)
+			copy(data, (*sp)[:got])
+		}
+		dst := *sp
+		if data != nil {
+			dst = data
+		}
+		if err := t.readPayload(p, dst[got:got+c], c); err != nil {
+			return err
+		}
+		got += c
+	}
+	if data == nil { // all of it fitted in staging
+		data = append([]byte(nil), (*sp)[:size]...)
+	}
+	p.box.Deliver(tag, data)
+	return nil
+}
+
+// readInto completes a claimed receive with a size-byte message of which
+// the first len(head) bytes, got, have been read already.
+func (t *TCP) readInto(p *peer, pd *Pending, head []byte, got, size int) error {
+	if len(pd.Buf) != size {
+		err := t.readPayload(p, nil, size-got)
+		pd.Complete(MismatchFor(pd, size))
+		return err
+	}
+	copy(pd.Buf, head)
+	if err := t.readPayload(p, pd.Buf[got:], size-got); err != nil {
+		if t.isClosed() {
+			pd.Complete(collective.ErrClosed)
+		} else {
+			pd.Complete(p.setErr(p.peerErr(t.describeNetErr(err))))
+		}
+		return err
+	}
+	pd.Complete(nil)
+	return nil
+}
+
+// readPayload reads size bytes into buf, or discards them when buf is nil,
+// at the ingress rate when shaped.
+func (t *TCP) readPayload(p *peer, buf []byte, size int) error {
+	if buf != nil && t.ingress == nil {
+		_, err := io.ReadFull(p.r, buf)
+		return err
+	}
+	if buf == nil && t.ingress == nil {
+		_, err := io.CopyN(io.Discard, p.r, int64(size))
+		return err
+	}
+	var scratch []byte
+	for off := 0; off < size; {
+		c := min(size-off, t.chunk)
+		var err error
+		if buf != nil {
+			_, err = io.ReadFull(p.r, buf[off:off+c])
+		} else {
+			if scratch == nil {
+				scratch = make([]byte, t.chunk)
+			}
+			_, err = io.ReadFull(p.r, scratch[:c])
+		}
+		if err != nil {
+			return err
+		}
+		t.ingress.wait(context.Background(), t.done, c, true)
+		off += c
+	}
+	return nil
+}
+
+// peerAborted fails the whole job: every receive, from every peer, and every
+// send, with an error that names the peer that aborted and why.
+func (t *TCP) peerAborted(p *peer, text string) {
+	perr := p.peerErr(fmt.Errorf("aborted: %s", text))
+	p.setErr(perr)
+	t.mu.Lock()
+	if t.jobErr == nil {
+		t.jobErr = perr
+	}
+	t.mu.Unlock()
+	t.o.Logf("transport: rank %d: %v", t.o.Rank, perr)
+	p.after(func() {
+		for _, q := range t.peers {
+			if q != nil {
+				q.box.Fail(perr)
+			}
+		}
+	})
+}
+
+// answerBye shuts our side of a connection whose peer said goodbye, once any
+// send in progress has finished, so that its reader sees EOF and its Close
+// returns without waiting out its timeout.
+func (t *TCP) answerBye(p *peer) {
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		if !p.lockWithin(t.o.CloseTimeout) {
+			p.conn.Close()
+			return
+		}
+		if !p.wclosed {
+			p.wclosed = true
+			p.conn.CloseWrite()
+		}
+		p.unlock()
+	}()
+}
+
+// event is an entry in a link's delay line.
+type event struct {
+	due time.Time
+	fn  func()
+}
+
+// after runs fn when the link's latency has passed, in order with the
+// link's other events; at once on an unshaped link. Only the reader calls it.
+func (p *peer) after(fn func()) {
+	if p.delay == nil {
+		fn()
+		return
+	}
+	select {
+	case p.delay <- event{time.Now().Add(p.t.latency), fn}:
+	case <-p.t.done:
+		fn()
+	}
+}
+
+// delayLine runs a link's events at their due times. Due times only grow
+// (reads are in order, the latency is fixed), so a FIFO is a delay line.
+func (t *TCP) delayLine(p *peer) {
+	defer t.wg.Done()
+	for d := range p.delay {
+		sleepUntilExactly(t.done, d.due)
+		d.fn()
+	}
+}
+
+// heartbeat keeps an idle connection visibly alive.
+func (t *TCP) heartbeat(p *peer) {
+	defer t.wg.Done()
+	every := t.o.HeartbeatInterval
+	tk := time.NewTicker(every / 2)
+	defer tk.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-p.exited:
+			return
+		case <-tk.C:
+		}
+		if time.Since(t.epoch)-time.Duration(p.lastWrite.Load()) < every/2 {
+			continue
+		}
+		select {
+		case p.wmu <- struct{}{}:
+		default:
+			continue // a send is writing: that is a sign of life too
+		}
+		if p.err() == nil && !p.wclosed {
+			n, err := p.writeLocked(wire.Header{Kind: wire.KindHeartbeat}, nil, time.Now().Add(every))
+			switch {
+			case err == nil:
+				p.lastWrite.Store(int64(time.Since(t.epoch)))
+			case n > 0:
+				p.setErr(p.peerErr(fmt.Errorf("a heartbeat stopped after %d bytes (%v); the connection was dropped", n, err)))
+				p.conn.Close()
+			}
+			// Other failures are the reader's to report.
+		}
+		p.unlock()
+	}
+}
+
+// Abort tells every peer that the job failed with err, so that their
+// pending and later operations fail now with a PeerError naming this rank
+// and err, and closes the transport. Local receives fail with
+// collective.ErrClosed.
+func (t *TCP) Abort(err error) {
+	if err == nil {
+		err = errors.New("aborted")
+	}
+	t.shutdown(err)
+}
+
+// Close says goodbye to every peer (so that none reports an error), waits
+// up to CloseTimeout for them to acknowledge, and releases the connections.
+// Pending receives fail with collective.ErrClosed. It is idempotent.
+func (t *TCP) Close() error {
+	t.shutdown(nil)
+	return nil
+}
+
+func (t *TCP) shutdown(abortErr error) {
+	t.shutOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+		close(t.done)
+
+		local := collective.ErrClosed
+		bye := wire.Header{Kind: wire.KindClose}
+		var text []byte
+		if abortErr != nil {
+			local = fmt.Errorf("%w (this rank aborted: %v)", collective.ErrClosed, abortErr)
+			text = []byte(wire.Sanitize(abortErr.Error(), wire.MaxAbortText))
+			bye = wire.Header{Kind: wire.KindAbort, Length: uint64(len(text))}
+		}
+		var live []*peer
+		for _, p := range t.peers {
+			if p != nil && p.box != nil {
+				p.box.Fail(local)
+				if p.conn != nil {
+					live = append(live, p)
+				}
+			}
+		}
+
+		// Goodbye frame, then half-close: the peer reads everything we
+		// sent, answers with its own half-close, and its reader and ours
+		// both end at EOF. Closing outright could reset the connection
+		// and lose the frame in the peer's receive buffer.
+		deadline := time.Now().Add(t.o.CloseTimeout)
+		var wg sync.WaitGroup
+		for _, p := range live {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if !p.lockWithin(time.Until(deadline)) {
+					p.conn.Close() // a send is stuck: no clean goodbye possible
+					return
+				}
+				defer p.unlock()
+				if p.wclosed {
+					return
+				}
+				p.wclosed = true
+				if p.err() == nil || p.gotBye.Load() {
+					if _, err := p.writeLocked(bye, text, deadline); err != nil {
+						p.conn.Close()
+						return
+					}
+				}
+				p.conn.CloseWrite()
+			}()
+		}
+		wg.Wait()
+		tm := time.NewTimer(time.Until(deadline))
+		for _, p := range live {
+			select {
+			case <-p.exited:
+				continue
+			case <-tm.C:
+			}
+			break // out of time: close the rest outright
+		}
+		tm.Stop()
+		for _, p := range live {
+			p.conn.Close()
+		}
+		t.wg.Wait()
+	})
+}
+
+// describeNetErr turns a read or write error into the cause a PeerError
+// carries.
+func (t *TCP) describeNetErr(err error) error {
+	switch {
+	case err == io.EOF:
+		return errors.New("closed the connection")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("closed the connection mid-message")
+	case isReset(err):
+		return fmt.Errorf("reset the connection (%v)", err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Only the reader's deadline gets here: it is the peer timeout.
+		return &collective.TimeoutError{After: t.o.PeerTimeout, Waiting: "any data or heartbeat (the peer is presumed dead or stalled)"}
+	}
+	return err
+}
+
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}

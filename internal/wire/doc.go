@@ -1,0 +1,58 @@
+// Package wire is distbench's byte-level protocol between ranks: the fixed
+// frame header every message carries, and the handshake that opens each
+// connection. It does no I/O of its own beyond the handshake; the TCP mesh in
+// internal/transport reads and writes frames with it.
+//
+// # Frames
+//
+// A frame is a [HeaderSize]-byte header followed by Length payload bytes. All
+// integers are little-endian:
+//
+//	offset size field
+//	0      2    magic   0xDB5C: catches a stray client and a stream out of sync
+//	2      1    version [Version]
+//	3      1    kind    data, abort, close or heartbeat ([Kind])
+//	4      4    reserved, zero (a later version may give them a meaning)
+//	8      8    tag     the message tag (data frames)
+//	16     8    length  payload bytes that follow
+//
+// [Header.Encode] and [DecodeHeader] work on a caller-provided array, so the
+// hot path allocates nothing. DecodeHeader checks the length against the
+// caller's limit (and an abort frame's against [MaxAbortText]) before the
+// caller allocates anything for the payload, so that a corrupt or hostile
+// header cannot make a rank allocate gigabytes.
+//
+// # Handshake
+//
+// Every connection starts with a handshake of small length-prefixed records
+// (at most 512 bytes each). The dialing side is the client:
+//
+//	client → server  hello  {rank, world size, job id, nonce_c}
+//	server → client  hello  {rank, world size, job id, nonce_s}
+//	server → client  auth   HMAC-SHA256(token, "server" ‖ transcript)
+//	client → server  auth   HMAC-SHA256(token, "client" ‖ transcript)
+//	server → client  accept
+//
+// where the transcript is the job id, both ranks, the world size and both
+// nonces. Each side proves that it holds the job token without sending it,
+// over a nonce the other side has just drawn, so a peer without the token is
+// refused and a recorded handshake cannot be replayed; the role label stops a
+// MAC from being reflected back. Either side may answer a reject record with
+// a reason instead; [HandshakeError] then says what was wrong (job id, world
+// size, rank, MAC, version) and with whom, and errors.Is matches the
+// sentinels ([ErrJobMismatch], [ErrAuth], …) on both sides. All handshake I/O
+// runs under a deadline.
+//
+// # Usage
+//
+//	// dialing side, which expects to reach rank 0
+//	err := wire.ClientHandshake(ctx, conn, wire.HandshakeConfig{JobID: job, Token: tok, Rank: 3, Size: 4}, 0)
+//
+//	// accepting side
+//	peer, err := wire.ServerHandshake(ctx, conn, cfg, func(rank int) error { ... })
+//
+//	// frames
+//	var b [wire.HeaderSize]byte
+//	wire.Header{Kind: wire.KindData, Tag: 7, Length: uint64(len(p))}.Encode(&b)
+//	h, err := wire.DecodeHeader(&b, maxMessage)
+package wire
