@@ -30,6 +30,20 @@ type Transport interface {
 	Close() error
 }
 
+// Poster is an optional Transport interface: receives posted ahead of
+// their messages and completed later, so that a pipelined algorithm can keep
+// several in flight and have each land in place, with no copy.
+type Poster interface {
+	PostRecv(peer int, tag uint64, buf []byte) (Posted, error)
+}
+
+// Posted is a receive made by Poster.PostRecv.
+type Posted interface {
+	// Wait returns once the message has been received into the buffer, or
+	// ctx has ended; buf is never written after Wait returns.
+	Wait(ctx context.Context) error
+}
+
 // Store is the rendezvous key-value store the ranks of one job share.
 type Store interface {
 	Set(ctx context.Context, key string, value []byte) error

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,14 @@ import (
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/results"
 )
+
+// DefaultSpin is the transport's busy-read budget when every process of a
+// local job has two cores of its own (one for the spinning reader, one for
+// the rank): long enough to cover a loopback round trip, short enough that
+// an idle rank wastes little. With fewer cores spinning only slows the
+// peers it waits for: measured at np 2 on 2 cores, 4 KiB allreduce went
+// from about 105 µs to 230 µs.
+const DefaultSpin = 50 * time.Microsecond
 
 // LaunchOptions configure a local launch.
 type LaunchOptions struct {
@@ -87,6 +96,9 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		EnvJobID+"="+jobID,
 		EnvToken+"="+token,
 	)
+	if 2*(spec.NP+servers) <= runtime.NumCPU() && os.Getenv(EnvSpin) == "" { // a core for the reader, one for the rank
+		base = append(base, EnvSpin+"="+DefaultSpin.String())
+	}
 	out := &prefixWriter{w: stderr}
 	var procs []*proc
 	for r := range spec.NP {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ const (
 	EnvServerIndex = "DISTBENCH_SERVER_INDEX" // set for a strategy's server process
 	EnvServerCount = "DISTBENCH_SERVER_COUNT"
 	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default 127.0.0.1
+	EnvCPUProfile  = "DISTBENCH_CPUPROFILE"  // write each process's CPU profile to PREFIX.rankN.pprof
+	EnvSpin        = "DISTBENCH_SPIN"        // transport busy-read budget, e.g. 50us; see transport.TCPOptions.Spin
 )
 
 // RecordPrefix starts each line on which rank 0 writes a record to stdout.
@@ -55,7 +58,33 @@ func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) strin
 		bw.WriteByte('\n')
 		return bw.Flush()
 	}
+	if prefix := getenv(EnvCPUProfile); prefix != "" {
+		stop, err := startCPUProfile(fmt.Sprintf("%s.%s%s.pprof", prefix, roleName(getenv), getenv("RANK")))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	return RunRank(ctx, spec, getenv, emit)
+}
+
+func roleName(getenv func(string) string) string {
+	if idx := getenv(EnvServerIndex); idx != "" {
+		return "server" + idx + "-"
+	}
+	return "rank"
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvCPUProfile, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", EnvCPUProfile, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // RunRank runs one rank (or server process) of spec in a job whose launcher
@@ -102,7 +131,7 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 	}
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: sess.Rank(), Size: sess.Size(), Store: sess.Store(), JobID: jobID, Token: token,
-		ListenHost: getenv(EnvListenHost), ConnectTimeout: joinTimeout, Link: link,
+		ListenHost: getenv(EnvListenHost), ConnectTimeout: joinTimeout, Link: link, Spin: spin(getenv),
 	})
 	if err != nil {
 		return err
@@ -120,6 +149,18 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 		err = cerr
 	}
 	return err
+}
+
+// spin is the transport's busy-read budget: DISTBENCH_SPIN when set (the
+// local launcher sets it when the job's processes fit the machine's cores),
+// else none, since spinning on an oversubscribed machine only takes cores
+// from the peers being waited for.
+func spin(getenv func(string) string) time.Duration {
+	d, err := time.ParseDuration(getenv(EnvSpin))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }
 
 func specFromEnv(getenv func(string) string) (*Spec, error) {

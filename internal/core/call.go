@@ -60,6 +60,47 @@ func (c *Call) Recv(peer int, channel uint8, buf []byte) error {
 	return nil
 }
 
+// Posted is a receive in flight, made by PostRecv.
+type Posted struct {
+	c    *Call
+	peer int
+	wait func(ctx context.Context) error
+}
+
+// Wait completes the receive; its error names the peer.
+func (p *Posted) Wait() error {
+	if err := p.wait(p.c.ctx); err != nil {
+		return p.c.g.peerErr(p.peer, fmt.Errorf("recv: %w", err))
+	}
+	return nil
+}
+
+// PostRecv posts a receive of the next message from group rank peer on
+// channel into buf and returns at once. Receives posted ahead of their
+// messages land in place; on a transport that cannot post, a goroutine
+// waits instead.
+func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
+	g := c.g
+	if ps, ok := g.shared.tr.(collective.Poster); ok {
+		r, err := ps.PostRecv(g.ranks[peer], c.tag(channel), buf)
+		if err != nil {
+			return &Posted{c, peer, func(context.Context) error { return err }}
+		}
+		return &Posted{c, peer, r.Wait}
+	}
+	done := make(chan error, 1)
+	tag, global := c.tag(channel), g.ranks[peer]
+	go func() { done <- g.shared.tr.Recv(c.ctx, global, tag, buf) }()
+	return &Posted{c, peer, func(ctx context.Context) error {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return <-done // the receive has the same deadline and ends too
+		}
+	}}
+}
+
 // Parallel runs fns concurrently, each with a Call whose context is cancelled
 // as soon as any of them fails, and returns the first error. A failed receive
 // thus releases a blocked send at once instead of at its deadline.

@@ -33,6 +33,7 @@ func NewMailbox(describe string) *Mailbox {
 // calls Complete.
 type Pending struct {
 	Buf  []byte
+	tag  uint64
 	done chan struct{}
 	err  error
 }
@@ -102,8 +103,17 @@ func (m *Mailbox) popPosted(tag uint64) {
 
 // Recv fills buf with the next message under tag, waiting until ctx ends.
 func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
+	return m.Wait(ctx, m.Post(tag, buf))
+}
+
+// Post posts a receive of the next message under tag into buf and returns at
+// once; Wait completes it. Receives posted before their messages arrive are
+// filled in place by the reader, so a pipeline that posts several ahead
+// avoids the copy out of the unexpected queue.
+func (m *Mailbox) Post(tag uint64, buf []byte) *Pending {
+	p := &Pending{Buf: buf, tag: tag, done: make(chan struct{})}
 	m.mu.Lock()
-	if q := m.unexpected[tag]; len(q) > 0 {
+	if q := m.unexpected[tag]; len(q) > 0 && len(m.posted[tag]) == 0 {
 		data := q[0]
 		q[0] = nil
 		if len(q) == 1 {
@@ -112,17 +122,30 @@ func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
 			m.unexpected[tag] = q[1:]
 		}
 		m.mu.Unlock()
-		return fill(buf, data)
+		p.Complete(fill(buf, data))
+		return p
 	}
 	if m.err != nil {
 		err := m.err
 		m.mu.Unlock()
-		return err
+		p.Complete(err)
+		return p
 	}
-	p := &Pending{Buf: buf, done: make(chan struct{})}
 	m.posted[tag] = append(m.posted[tag], p)
 	m.mu.Unlock()
+	return p
+}
 
+// Wait waits for a receive made by Post. When ctx ends first, the receive
+// is withdrawn, unless a reader is already filling it: then Wait waits for
+// the reader (which has its own deadline), so that buf is never written
+// after Wait returns and no message is lost.
+func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
 	start := time.Now()
 	select {
 	case <-p.done:
@@ -130,22 +153,18 @@ func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
 	case <-ctx.Done():
 	}
 	m.mu.Lock()
-	q := m.posted[tag]
+	q := m.posted[p.tag]
 	for i, x := range q {
 		if x == p {
-			m.posted[tag] = append(q[:i:i], q[i+1:]...)
-			if len(m.posted[tag]) == 0 {
-				delete(m.posted, tag)
+			m.posted[p.tag] = append(q[:i:i], q[i+1:]...)
+			if len(m.posted[p.tag]) == 0 {
+				delete(m.posted, p.tag)
 			}
 			m.mu.Unlock()
 			return ctxError(ctx, start, "a message from "+m.describe)
 		}
 	}
 	m.mu.Unlock()
-	// Not posted any more: a reader claimed it, or Deliver or Fail took it,
-	// and is about to complete it, perhaps writing buf first. Returning now
-	// would lose the message and let buf be written after Recv returned;
-	// wait instead (a reader has its own deadline).
 	<-p.done
 	return p.err
 }

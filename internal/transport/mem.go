@@ -51,7 +51,19 @@ type Mem struct {
 	links   []chan delayed // per destination, when delayed
 }
 
-var _ collective.Transport = (*Mem)(nil)
+var (
+	_ collective.Transport = (*Mem)(nil)
+	_ collective.Poster    = (*Mem)(nil)
+	_ collective.Poster    = (*TCP)(nil)
+)
+
+// posted is a receive made by PostRecv.
+type posted struct {
+	box *Mailbox
+	p   *Pending
+}
+
+func (r posted) Wait(ctx context.Context) error { return r.box.Wait(ctx, r.p) }
 
 func (m *Mem) Rank() int                { return m.rank }
 func (m *Mem) Size() int                { return len(m.world.ranks) }
@@ -128,6 +140,14 @@ func (m *Mem) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error 
 		return err
 	}
 	return m.boxes[peer].Recv(ctx, tag, buf)
+}
+
+// PostRecv posts a receive of the next message from peer under tag into buf.
+func (m *Mem) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, error) {
+	if err := m.checkPeer(peer); err != nil {
+		return nil, err
+	}
+	return posted{m.boxes[peer], m.boxes[peer].Post(tag, buf)}, nil
 }
 
 // Abort fails every peer's pending receives from this rank, naming this rank
