@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/workloads/data"
+	"github.com/distbench/distbench/workloads/train"
+)
+
+func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		cfg      train.Config
+		strategy string
+		np       int
+		out      string
+		timeout  time.Duration
+		opts     []string
+		link     string
+	)
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train a real model on real data with synchronous data-parallel SGD through a strategy",
+		Example: `  distbench train --model lenet --dataset mnist --strategy ring --np 2 --epochs 2 --batch 128 --lr 0.01 --momentum 0.5
+  distbench train --model resnet20 --dataset fashion-mnist --strategy ring --np 2 --mode ddp --bucket-mb 25`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := collective.Lookup(strategy); err != nil {
+				return usageError{err}
+			}
+			if np < 1 {
+				return usagef("--np %d: must be at least 1", np)
+			}
+			if cfg.DataDir == "" {
+				cfg.DataDir = data.DefaultDir(cfg.Dataset)
+			}
+			if err := cfg.Validate(np); err != nil {
+				return usageError{err}
+			}
+			if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+				cfg.DataDir = abs // workers may start elsewhere
+			}
+			if err := checkData(cfg.Dataset, cfg.DataDir); err != nil {
+				return usageError{err}
+			}
+			spec := &harness.Spec{Strategy: strategy, NP: np, Timeout: timeout, Iters: 1, Link: link, Train: &cfg}
+			for _, kv := range opts {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return usagef("--opt %q: want key=value", kv)
+				}
+				if spec.Options == nil {
+					spec.Options = map[string]string{}
+				}
+				spec.Options[k] = v
+			}
+			if err := spec.Validate(); err != nil {
+				return usageError{err}
+			}
+			if out == "" {
+				out = filepath.Join("runs", "train-"+time.Now().Format("20060102-150405"))
+			}
+			env := results.CaptureEnv()
+			env.Args = os.Args
+			env.Link = link
+			w, err := results.NewWriter(out, env)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, global batch %d, lr %g, momentum %g\n",
+				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, cfg.Batch, cfg.LR, cfg.Momentum)
+			emit := func(r *results.Record) error {
+				if r.Kind == results.KindTrainEpoch {
+					fmt.Fprintf(stdout, "epoch %d: step %d, loss %.4f, test loss %.4f, test accuracy %.2f%%, %.0f images/s, %.0fs\n",
+						r.Epoch, r.Step, r.Loss, r.TestLoss, 100*r.TestAcc, r.ImagesPerS, r.WallSeconds)
+				}
+				return w.Write(r)
+			}
+			err = harness.Launch(cmd.Context(), harness.LaunchOptions{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+			if err != nil {
+				fmt.Fprintf(stdout, "# incomplete: results so far in %s\n", out)
+				return err
+			}
+			if err := w.Finish(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "# results in %s (distbench report %s)\n", out, out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Model, "model", "lenet", "model (mlp, lenet, resnet20, resnet18, resnet50)")
+	fl.StringVar(&cfg.Dataset, "dataset", "mnist", "dataset (mnist, fashion-mnist, cifar10); see 'make data'")
+	fl.StringVar(&cfg.DataDir, "data", "", "dataset directory (default data/<dataset>)")
+	fl.StringVar(&cfg.Mode, "mode", "ddp", "gradient synchronisation: "+strings.Join(train.Modes, ", "))
+	fl.IntVar(&cfg.Epochs, "epochs", 2, "epochs")
+	fl.IntVar(&cfg.Batch, "batch", 128, "global batch size, split across ranks")
+	fl.Float64Var(&cfg.LR, "lr", 0.01, "learning rate")
+	fl.Float64Var(&cfg.Momentum, "momentum", 0.5, "SGD momentum")
+	fl.BoolVar(&cfg.Nesterov, "nesterov", false, "Nesterov momentum")
+	fl.Float64Var(&cfg.Decay, "weight-decay", 0, "weight decay")
+	fl.Float64Var(&cfg.BucketMiB, "bucket-mb", 25, "DDP gradient bucket cap in MiB")
+	fl.Uint64Var(&cfg.Seed, "seed", 1, "seed for initialisation, shuffling and dropout")
+	fl.IntVar(&cfg.MaxSteps, "max-steps", 0, "end each epoch after this many steps (0: the whole epoch)")
+	fl.BoolVar(&cfg.Augment, "augment", false, "random crop and horizontal flip")
+	fl.StringVar(&strategy, "strategy", "ring", "strategy (see 'distbench strategies')")
+	fl.IntVar(&np, "np", 2, "number of ranks")
+	fl.StringVar(&out, "out", "", "run directory for results.jsonl (default runs/train-TIME)")
+	fl.DurationVar(&timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
+	fl.StringArrayVar(&opts, "opt", nil, "strategy option key=value (repeatable)")
+	fl.StringVar(&link, "link", "", "shape every rank's NIC (see 'distbench run --help')")
+	return cmd
+}
+
+// checkData fails early, with the fix, when a dataset's files are missing.
+func checkData(name, dir string) error {
+	if name == "cifar10" {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("dataset cifar10: %s not found (put the CIFAR-10 binary batches there)", dir)
+		}
+		return nil
+	}
+	img, _ := data.IDXFiles(data.Train)
+	for _, f := range []string{img, img + ".gz", strings.TrimSuffix(img, ".gz")} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("dataset %s not found in %s (run 'make data', or pass --data DIR)", name, dir)
+}

@@ -1,0 +1,22 @@
+// Package train runs synchronous data-parallel SGD through any strategy, on
+// real models and real data, and reports what communication cost.
+//
+// Each rank trains a replica of the same model on its shard of every epoch
+// (data.DistributedSampler); gradients are averaged across ranks through the
+// collective API, so every rank applies the same update and the replicas stay
+// bit-identical. Modes:
+//
+//   - "tutorial": the classic distributed-SGD tutorial's average_gradients:
+//     after backward, allreduce every parameter's gradient one by one, then
+//     average. All of its communication is exposed.
+//   - "ddp": PyTorch DistributedDataParallel's way: gradients grouped into
+//     buckets (25 MiB by default, the first 1 MiB, in the order backward
+//     produces them); each bucket's asynchronous allreduce starts the moment
+//     its last gradient is ready, so communication overlaps the rest of
+//     backward and only its tail is exposed.
+//
+// Per step it records the loss, compute time (forward + backward + update),
+// communication time (from each bucket's start to its completion, serialised
+// as the strategy runs them), exposed communication (what the step waited for
+// after backward), and images/s; per epoch, test loss and accuracy.
+package train

@@ -1,0 +1,278 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/workloads/data"
+	"github.com/distbench/distbench/workloads/models"
+	"github.com/distbench/distbench/workloads/nn"
+)
+
+// Config describes one training run. Batch is the global batch, split
+// evenly across ranks.
+type Config struct {
+	Model     string  `json:"model"`
+	Dataset   string  `json:"dataset"`
+	DataDir   string  `json:"data_dir,omitempty"` // default data/<dataset>
+	Mode      string  `json:"mode"`               // tutorial | ddp
+	Epochs    int     `json:"epochs"`
+	Batch     int     `json:"batch"`
+	LR        float64 `json:"lr"`
+	Momentum  float64 `json:"momentum"`
+	Nesterov  bool    `json:"nesterov,omitempty"`
+	Decay     float64 `json:"weight_decay,omitempty"`
+	BucketMiB float64 `json:"bucket_mb,omitempty"` // ddp bucket cap; default 25
+	Seed      uint64  `json:"seed"`
+	// MaxSteps, if positive, ends each epoch after this many steps (for
+	// quick runs; the test set is still evaluated whole).
+	MaxSteps int `json:"max_steps,omitempty"`
+	// Augment applies random crop and flip (the CIFAR recipe).
+	Augment bool `json:"augment,omitempty"`
+}
+
+// Modes lists the accepted modes.
+var Modes = []string{"tutorial", "ddp"}
+
+// Validate checks cfg for np ranks before anything runs.
+func (c *Config) Validate(np int) error {
+	if !contains(models.Names(), c.Model) {
+		return fmt.Errorf("unknown model %q (accepted: %s)", c.Model, strings.Join(models.Names(), ", "))
+	}
+	if !contains(data.Names(), c.Dataset) {
+		return fmt.Errorf("unknown dataset %q (accepted: %s)", c.Dataset, strings.Join(data.Names(), ", "))
+	}
+	if !contains(Modes, c.Mode) {
+		return fmt.Errorf("unknown training mode %q (accepted: %s)", c.Mode, strings.Join(Modes, ", "))
+	}
+	switch {
+	case c.Epochs < 1:
+		return fmt.Errorf("epochs %d: must be at least 1", c.Epochs)
+	case c.Batch < np || c.Batch%np != 0:
+		return fmt.Errorf("global batch %d must be a positive multiple of np %d", c.Batch, np)
+	case c.LR <= 0:
+		return fmt.Errorf("lr %g: must be positive", c.LR)
+	case c.Momentum < 0 || c.Momentum >= 1:
+		return fmt.Errorf("momentum %g: must be in [0, 1)", c.Momentum)
+	case c.BucketMiB < 0:
+		return fmt.Errorf("bucket size %g MiB: must not be negative", c.BucketMiB)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is what a run ends with, on every rank.
+type Summary struct {
+	Steps       int
+	FinalLoss   float64
+	TestLoss    float64
+	TestAcc     float64
+	ImagesPerS  float64
+	ComputeMs   float64 // per step, median
+	CommMs      float64
+	ExposedMs   float64
+	WallSeconds float64
+	// WeightsHash is a hash of the final parameters; Identical reports that
+	// every rank's hash matched.
+	WeightsHash uint64
+	Identical   bool
+}
+
+// Run trains on comm; every rank calls it. On rank 0, emit receives a record
+// per step and per epoch.
+func Run(ctx context.Context, comm collective.Comm, cfg Config, emit func(*results.Record) error) (*Summary, error) {
+	if err := cfg.Validate(comm.Size()); err != nil {
+		return nil, err
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		dir = data.DefaultDir(cfg.Dataset)
+	}
+	trainSet, err := data.Load(cfg.Dataset, dir, data.Train)
+	if err != nil {
+		return nil, err
+	}
+	testSet, err := data.Load(cfg.Dataset, dir, data.Test)
+	if err != nil {
+		return nil, err
+	}
+	return RunOn(ctx, comm, cfg, trainSet, testSet, emit)
+}
+
+// RunOn is Run on datasets already loaded (tests make their own).
+func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, testSet *data.Dataset, emit func(*results.Record) error) (*Summary, error) {
+	if err := cfg.Validate(comm.Size()); err != nil {
+		return nil, err
+	}
+	n, rank := comm.Size(), comm.Rank()
+	net, err := models.New(cfg.Model, models.Shape{C: trainSet.C, H: trainSet.H, W: trainSet.W}, trainSet.Classes, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	net.SeedDropout(cfg.Seed*7919 + uint64(rank))
+	// Every replica starts from rank 0's weights, as DDP does.
+	if err := comm.Broadcast(ctx, collective.FromFloat32(net.Data), 0); err != nil {
+		return nil, fmt.Errorf("broadcasting initial weights: %w", err)
+	}
+	opt := &nn.SGD{LR: cfg.LR, Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.Decay}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	sampler, err := data.NewDistributedSampler(trainSet.N, n, rank, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	loader := &data.Loader{Data: trainSet, BatchSize: cfg.Batch / n, Sampler: sampler, Seed: cfg.Seed + uint64(rank), DropLast: true}
+	if cfg.Augment {
+		loader.Augment = data.Augment{CropPad: 4, HFlip: true}
+	}
+	if err := loader.Validate(); err != nil {
+		return nil, err
+	}
+	sync := newSyncer(cfg, comm, net)
+	base := results.Record{
+		Kind: results.KindTrainStep, Model: cfg.Model, Dataset: cfg.Dataset, Mode: cfg.Mode,
+		Strategy: comm.Strategy(), NP: n,
+	}
+	sum := &Summary{}
+	var computeMs, commMs, exposedMs []float64
+	start := time.Now()
+	step := 0
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		ep, err := loader.Epoch(epoch - 1)
+		if err != nil {
+			return nil, err
+		}
+		net.SetTrain(true)
+		for b := ep.Next(); b != nil; b = ep.Next() {
+			if cfg.MaxSteps > 0 && b.Number >= cfg.MaxSteps {
+				break
+			}
+			st, err := sync.step(ctx, net, b)
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
+			}
+			opt.Step(net.Data, net.Grad)
+			st.computeMs += msSince(st.updateStart)
+			step++
+			computeMs, commMs, exposedMs = append(computeMs, st.computeMs), append(commMs, st.commMs), append(exposedMs, st.exposedMs)
+			sum.FinalLoss = float64(st.loss)
+			if rank == 0 {
+				r := base
+				r.Epoch, r.Step, r.Loss = epoch, step, float64(st.loss)
+				r.ComputeMs, r.CommMs, r.ExposedMs = st.computeMs, st.commMs, st.exposedMs
+				r.WallSeconds = time.Since(start).Seconds()
+				r.ImagesPerS = float64(cfg.Batch) / (msSince(st.start) / 1e3)
+				if err := emit(&r); err != nil {
+					return nil, err
+				}
+			}
+		}
+		tl, ta, err := evaluate(ctx, comm, net, testSet)
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
+		}
+		sum.TestLoss, sum.TestAcc = tl, ta
+		if rank == 0 {
+			r := base
+			r.Kind, r.Epoch, r.Step, r.TestLoss, r.TestAcc = results.KindTrainEpoch, epoch, step, tl, ta
+			r.Loss = sum.FinalLoss
+			r.WallSeconds = time.Since(start).Seconds()
+			r.ImagesPerS = float64(step*cfg.Batch) / r.WallSeconds
+			if err := emit(&r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sum.WallSeconds = time.Since(start).Seconds()
+	sum.Steps = step
+	sum.ImagesPerS = float64(step*cfg.Batch) / sum.WallSeconds
+	sum.ComputeMs, sum.CommMs, sum.ExposedMs = median(computeMs), median(commMs), median(exposedMs)
+	sum.WeightsHash = hashWeights(net.Data)
+	if sum.Identical, err = sameOnAllRanks(ctx, comm, sum.WeightsHash); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
+
+// evaluate computes test loss and accuracy over the whole test set, each
+// rank taking every n-th batch, summed across ranks. BatchNorm statistics
+// are first made rank 0's, as DDP's broadcast_buffers does, so every rank
+// evaluates the same model.
+func evaluate(ctx context.Context, comm collective.Comm, net *nn.Net, test *data.Dataset) (loss, acc float64, err error) {
+	for _, b := range net.Buffers() {
+		if err := comm.Broadcast(ctx, collective.FromFloat32(b.Data), 0); err != nil {
+			return 0, 0, fmt.Errorf("broadcasting %s: %w", b.Name, err)
+		}
+	}
+	loader := &data.Loader{Data: test, BatchSize: 500}
+	ep, err := loader.Epoch(0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var totals [3]float64 // loss sum, correct, count
+	for b := ep.Next(); b != nil; b = ep.Next() {
+		if b.Number%comm.Size() != comm.Rank() {
+			continue
+		}
+		x := &nn.Tensor{Shape: b.Shape[:], Data: b.X}
+		l, c := net.Evaluate(x, b.Labels)
+		totals[0] += float64(l) * float64(len(b.Labels))
+		totals[1] += float64(c)
+		totals[2] += float64(len(b.Labels))
+	}
+	if err := comm.AllReduce(ctx, collective.FromFloat64(totals[:]), collective.Sum); err != nil {
+		return 0, 0, err
+	}
+	if totals[2] == 0 {
+		return 0, 0, fmt.Errorf("empty test set")
+	}
+	return totals[0] / totals[2], totals[1] / totals[2], nil
+}
+
+func hashWeights(w []float32) uint64 {
+	h := fnv.New64a()
+	if len(w) > 0 {
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*len(w)))
+	}
+	return h.Sum64()
+}
+
+func sameOnAllRanks(ctx context.Context, comm collective.Comm, h uint64) (bool, error) {
+	all := collective.NewTensor(collective.Int64, comm.Size())
+	if err := comm.AllGather(ctx, all, collective.FromInt64([]int64{int64(h)})); err != nil {
+		return false, err
+	}
+	for _, x := range all.Int64s() {
+		if uint64(x) != h {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

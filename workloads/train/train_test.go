@@ -1,0 +1,160 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/workloads/data"
+	_ "github.com/distbench/distbench/strategies/ring"
+)
+
+// synthetic is a 28×28 dataset whose class k is a bright 7×7 square in the
+// k-th cell of a grid, over noise: learnable in a few steps, made here.
+func synthetic(n int, seed uint64) *data.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	d := &data.Dataset{Name: "synthetic", Split: data.Train, N: n, C: 1, H: 28, W: 28, Classes: 4,
+		Pixels: make([]uint8, n*28*28), Labels: make([]uint8, n), Mean: []float32{0.2}, Std: []float32{0.3}}
+	for i := range n {
+		k := rng.IntN(4)
+		d.Labels[i] = uint8(k)
+		img := d.Pixels[i*784 : (i+1)*784]
+		for j := range img {
+			img[j] = uint8(rng.IntN(60))
+		}
+		r0, c0 := 3+(k/2)*14, 3+(k%2)*14
+		for r := r0; r < r0+7; r++ {
+			for c := c0; c < c0+7; c++ {
+				img[r*28+c] = 200 + uint8(rng.IntN(55))
+			}
+		}
+	}
+	return d
+}
+
+type trainResult struct {
+	sums  []*Summary
+	steps []*results.Record
+}
+
+func trainWorld(t *testing.T, np int, cfg Config) trainResult {
+	t.Helper()
+	trainSet, testSet := synthetic(384, 1), synthetic(200, 2)
+	trs := transport.NewMemWorld(np, transport.MemOptions{})
+	res := trainResult{sums: make([]*Summary, np)}
+	var mu sync.Mutex
+	errs := make([]error, np)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	for r := range np {
+		wg.Go(func() {
+			comm, err := collective.New(ctx, "ring", collective.Config{Rank: r, Size: np, Transport: trs[r]})
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer comm.Close()
+			res.sums[r], errs[r] = RunOn(ctx, comm, cfg, trainSet, testSet, func(rec *results.Record) error {
+				mu.Lock()
+				defer mu.Unlock()
+				res.steps = append(res.steps, rec)
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	return res
+}
+
+func TestTrainModes(t *testing.T) {
+	for _, mode := range Modes {
+		for _, model := range []string{"mlp", "lenet"} {
+			t.Run(mode+"/"+model, func(t *testing.T) {
+				cfg := Config{Model: model, Dataset: "mnist", Mode: mode, Epochs: 2, Batch: 32, LR: 0.05, Momentum: 0.5, Seed: 3, BucketMiB: 0.05}
+				res := trainWorld(t, 2, cfg)
+				s := res.sums[0]
+				if !s.Identical || s.WeightsHash != res.sums[1].WeightsHash {
+					t.Errorf("replicas differ after synchronous training: %x vs %x", s.WeightsHash, res.sums[1].WeightsHash)
+				}
+				if s.TestAcc < 0.6 {
+					t.Errorf("test accuracy %.2f after 2 epochs of an easy task", s.TestAcc)
+				}
+				var first, last float64
+				var epochs int
+				for _, r := range res.steps {
+					switch r.Kind {
+					case results.KindTrainStep:
+						if first == 0 {
+							first = r.Loss
+						}
+						last = r.Loss
+						if r.ComputeMs <= 0 || r.CommMs <= 0 || r.ImagesPerS <= 0 || r.ExposedMs > r.CommMs+1e-9 {
+							t.Errorf("step %d timing: compute %v comm %v exposed %v img/s %v", r.Step, r.ComputeMs, r.CommMs, r.ExposedMs, r.ImagesPerS)
+						}
+					case results.KindTrainEpoch:
+						epochs++
+					}
+				}
+				if epochs != 2 || last >= first {
+					t.Errorf("%d epoch records; loss %v → %v", epochs, first, last)
+				}
+				if s.Steps != 2*(384/32) {
+					t.Errorf("%d steps, want %d", s.Steps, 2*384/32)
+				}
+			})
+		}
+	}
+}
+
+// TestDeterministic: the same seed and np give the same loss curve.
+func TestDeterministic(t *testing.T) {
+	cfg := Config{Model: "lenet", Dataset: "mnist", Mode: "ddp", Epochs: 1, Batch: 32, LR: 0.05, Momentum: 0.5, Seed: 11, MaxSteps: 6, BucketMiB: 0.02}
+	curve := func() string {
+		res := trainWorld(t, 2, cfg)
+		s := ""
+		for _, r := range res.steps {
+			s += fmt.Sprintf("%s %d %.9g %.9g\n", r.Kind, r.Step, r.Loss, r.TestAcc)
+		}
+		return s + fmt.Sprintf("%x", res.sums[0].WeightsHash)
+	}
+	if a, b := curve(), curve(); a != b {
+		t.Errorf("two runs differ:\n%s\n---\n%s", a, b)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{Model: "lenet", Dataset: "mnist", Mode: "ddp", Epochs: 1, Batch: 64, LR: 0.01}
+	for _, tc := range []struct {
+		name string
+		mut  func(*Config)
+	}{
+		{"model", func(c *Config) { c.Model = "alexnet" }},
+		{"dataset", func(c *Config) { c.Dataset = "imagenet" }},
+		{"mode", func(c *Config) { c.Mode = "async" }},
+		{"epochs", func(c *Config) { c.Epochs = 0 }},
+		{"batch", func(c *Config) { c.Batch = 63 }},
+		{"lr", func(c *Config) { c.LR = 0 }},
+		{"momentum", func(c *Config) { c.Momentum = 1 }},
+	} {
+		c := good
+		tc.mut(&c)
+		if err := c.Validate(2); err == nil {
+			t.Errorf("%s: accepted %+v", tc.name, c)
+		}
+	}
+	if err := good.Validate(2); err != nil {
+		t.Error(err)
+	}
+}
