@@ -118,17 +118,23 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 	if err := comm.Barrier(ctx); err != nil {
 		return nil, fmt.Errorf("barrier before timing: %w", err)
 	}
-	times := make([]float64, spec.Iters)
-	for i := range times {
+	iters := spec.Iters
+	times := make([]float64, 0, iters)
+	for i := 0; i < iters; i++ {
 		t0 := time.Now()
 		if err := b.run(ctx, inst); err != nil {
 			return nil, fmt.Errorf("iteration %d: %w", i, err)
 		}
-		times[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
+		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
+		if i+1 == MinBudgetIters && spec.TimeBudget > 0 && iters > MinBudgetIters {
+			if iters, err = budgetIters(ctx, comm, spec, times); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Per iteration, the slowest rank's time: gather every rank's times to
 	// rank 0 through the collective under test's own communicator.
-	all := collective.NewTensor(collective.Float64, spec.Iters*comm.Size())
+	all := collective.NewTensor(collective.Float64, iters*comm.Size())
 	if err := comm.Gather(ctx, all, collective.FromFloat64(times), 0); err != nil {
 		return nil, fmt.Errorf("gathering times: %w", err)
 	}
@@ -139,10 +145,11 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 	per := all.Float64s()
 	for r := 1; r < comm.Size(); r++ {
 		for i := range slowest {
-			slowest[i] = max(slowest[i], per[r*spec.Iters+i])
+			slowest[i] = max(slowest[i], per[r*iters+i])
 		}
 	}
 	rec := pointRecord(spec, p)
+	rec.Iters = iters
 	rec.Wrong = wrong
 	if err := stats.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
 		return nil, err
@@ -151,4 +158,32 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 		rec.SamplesUs = nil
 	}
 	return rec, nil
+}
+
+// MinBudgetIters is the fewest timed iterations a Spec.TimeBudget leaves a
+// point: a median of fewer is no statistic.
+const MinBudgetIters = 3
+
+// budgetIters decides, after the first MinBudgetIters timed iterations, how
+// many iterations of a point fit in spec.TimeBudget. Every rank must run the
+// same number (a rank that stopped early would leave its peers waiting in the
+// next operation), and each has only its own clock, so the ranks agree on the
+// slowest rank's time so far with one allreduce, outside the timed
+// iterations, and all compute the same answer from it.
+func budgetIters(ctx context.Context, comm collective.Comm, spec *Spec, times []float64) (int, error) {
+	spent := 0.0
+	for _, t := range times {
+		spent += t
+	}
+	agreed := collective.FromFloat64([]float64{spent})
+	if err := comm.AllReduce(ctx, agreed, collective.Max); err != nil {
+		return 0, fmt.Errorf("agreeing on the time budget: %w", err)
+	}
+	perIter := agreed.Float64s()[0] / float64(len(times))
+	budget := float64(spec.TimeBudget.Microseconds())
+	n := spec.Iters
+	if perIter > 0 && budget/perIter < float64(n) {
+		n = int(budget / perIter)
+	}
+	return max(n, len(times)), nil
 }

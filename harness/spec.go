@@ -8,6 +8,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/workloads/train"
 )
 
 // Spec is one launch: a world of NP ranks of Strategy measuring Points.
@@ -21,8 +22,16 @@ type Spec struct {
 	Warmup   int               `json:"warmup"`
 	Check    bool              `json:"check"`
 	Points   []Point           `json:"points"`
+	// Train, if set, makes the launch a training run instead of Points.
+	Train *train.Config `json:"train,omitempty"`
 	// KeepSamples keeps per-iteration samples in the records (for compare).
 	KeepSamples bool `json:"keep_samples"`
+	// TimeBudget, when positive, caps the timed iterations of each point:
+	// after the first few, the ranks agree on how many more fit in the
+	// budget, so a sweep's largest sizes do not dominate its running time.
+	// A point always runs at least MinBudgetIters iterations (or Iters, if
+	// fewer). Warm-up and the check run are not counted.
+	TimeBudget time.Duration `json:"time_budget,omitempty"`
 }
 
 // Point is one measured configuration.
@@ -85,6 +94,9 @@ func (s *Spec) Validate() error {
 	if s.Warmup < 0 {
 		return fmt.Errorf("warmup %d: must be 0 or more", s.Warmup)
 	}
+	if s.TimeBudget < 0 {
+		return fmt.Errorf("time budget %v: must be 0 (none) or positive", s.TimeBudget)
+	}
 	if s.Timeout <= 0 {
 		return fmt.Errorf("timeout %v: must be positive", s.Timeout)
 	}
@@ -95,6 +107,11 @@ func (s *Spec) Validate() error {
 	}
 	for _, p := range s.Points {
 		if err := p.validate(s.NP); err != nil {
+			return err
+		}
+	}
+	if s.Train != nil {
+		if err := s.Train.Validate(s.NP); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/workloads/train"
 )
 
 // Environment variables through which a launcher hands a worker its job.
@@ -144,7 +145,11 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 		tr.Close()
 		return err
 	}
-	err = Measure(ctx, comm, spec, emit)
+	if spec.Train != nil {
+		_, err = train.Run(ctx, comm, *spec.Train, emit)
+	} else {
+		err = Measure(ctx, comm, spec, emit)
+	}
 	if cerr := comm.Close(); err == nil {
 		err = cerr
 	}

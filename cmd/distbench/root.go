@@ -29,7 +29,8 @@ modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout))
+	root.AddCommand(newRunCmd(stdout, stderr), newTrainCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout),
+		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout))
 	return root
 }
 

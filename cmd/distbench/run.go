@@ -14,6 +14,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
 )
@@ -188,7 +189,14 @@ func runSpec(cmd *cobra.Command, spec *harness.Spec, f *runFlags, stdout, stderr
 		}
 		defer jsonOut.Close()
 	}
-	tw := newTable(stdout, spec, f.inplace)
+	tableOut := stdout
+	if f.launcher == "env" {
+		// Every rank runs this command; only rank 0 prints the table.
+		if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
+			tableOut = io.Discard
+		}
+	}
+	tw := newTable(tableOut, spec, f.inplace)
 	var mu sync.Mutex
 	var writeErr error
 	emit := func(r *results.Record) error {

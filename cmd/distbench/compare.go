@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distbench/distbench/reports"
+)
+
+// maxSummaryRows caps each table of compare's stdout summary; compare.md
+// has them all.
+const maxSummaryRows = 15
+
+type compareFlags struct {
+	threshold, out string
+	alpha          float64
+	missing        bool
+}
+
+func newCompareCmd(stdout io.Writer) *cobra.Command {
+	f := &compareFlags{}
+	cmd := &cobra.Command{
+		Use:   "compare BASE NEW",
+		Short: "Compare two run directories; exit 1 when a point regressed",
+		Long: `compare matches the points of two runs and tests each for a change of its
+median time (Mann-Whitney U over the per-iteration samples, as benchstat
+does). A point regressed when it got slower by more than --threshold with
+p < --alpha. compare writes compare.md and plots/compare.png into NEW (or
+--out), prints a short markdown summary, and exits 1 when any point
+regressed, 0 when none did, and 2 on bad input.`,
+		Example: `  distbench compare baseline runs/20260101-120000
+  distbench compare baseline new --threshold 10% --alpha 0.01 --out /tmp/cmp`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(args[0], args[1], f, stdout)
+		},
+	}
+	fl := cmd.Flags()
+	def := reports.DefaultCompareOptions()
+	fl.StringVar(&f.threshold, "threshold", fmt.Sprintf("%g%%", 100*def.Threshold), "smallest change of the median time that counts: 5% or 0.05")
+	fl.Float64Var(&f.alpha, "alpha", def.Alpha, "significance level of the test, in (0, 1)")
+	fl.StringVar(&f.out, "out", "", "directory for compare.md and its plot (default: NEW)")
+	fl.BoolVar(&f.missing, "missing-is-regression", false, "count a point that BASE measured and NEW lacks or failed as a regression (for CI)")
+	return cmd
+}
+
+// parseThreshold reads "5%" or "0.05". A bare number above 1 is refused:
+// "5" could mean 5% or 500%.
+func parseThreshold(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("--threshold %q: want a percentage such as 5%% or a fraction such as 0.05", s)
+	}
+	if pct {
+		return v / 100, nil
+	}
+	if v > 1 {
+		return 0, fmt.Errorf("--threshold %s: a fraction above 1; write %s%% for percent, or %g for %g%%", s, s, v/100, v)
+	}
+	return v, nil
+}
+
+func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
+	thr, err := parseThreshold(f.threshold)
+	if err != nil {
+		return usageError{err}
+	}
+	if !(f.alpha > 0 && f.alpha < 1) {
+		return usagef("--alpha %v: must be in (0, 1)", f.alpha)
+	}
+	for _, d := range []string{base, nw} {
+		if err := checkRunDir(d); err != nil {
+			return usageError{err}
+		}
+	}
+	c, err := reports.Compare(base, nw, reports.CompareOptions{Threshold: thr, Alpha: f.alpha, MissingIsRegression: f.missing})
+	if err != nil {
+		// Compare only reads: what it refuses is the input (a damaged
+		// file, a newer schema).
+		return usageError{err}
+	}
+	out := f.out
+	if out == "" {
+		out = nw
+	}
+	if err := c.WriteReport(out); err != nil {
+		return err
+	}
+	writeCompareSummary(stdout, c, filepath.Join(out, reports.CompareFile))
+	if len(c.Regressions()) > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+// writeCompareSummary prints the verdict in markdown: a CI job can paste it
+// into a pull-request comment as it is.
+func writeCompareSummary(w io.Writer, c *reports.Comparison, full string) {
+	o := c.Options
+	fmt.Fprintf(w, "## distbench compare: %s → %s\n\n", c.BaseDir, c.NewDir)
+	regs := c.Regressions()
+	head := fmt.Sprintf("**%d regression(s)**", len(regs))
+	if len(regs) == 0 {
+		head = "**No regressions**"
+	}
+	fmt.Fprintf(w, "%s: %d better, %d unchanged, %d missing, of %d points (threshold %g%%, α = %g).\n",
+		head, c.Count(reports.Better), c.Count(reports.Same), c.Count(reports.Missing), len(c.Points), 100*o.Threshold, o.Alpha)
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "\nNote: %s.\n", n)
+	}
+	var better []reports.PointComparison
+	for _, p := range c.Points {
+		if p.Verdict == reports.Better {
+			better = append(better, p)
+		}
+	}
+	summaryTable(w, "Regressions", regs)
+	summaryTable(w, "Improvements", better)
+	fmt.Fprintf(w, "\nFull report: %s\n", full)
+}
+
+func summaryTable(w io.Writer, title string, ps []reports.PointComparison) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### %s\n\n| point | base (µs) | new (µs) | change | 95%% CI | p |\n|---|--:|--:|--:|--:|--:|\n", title)
+	for i, p := range ps {
+		if i == maxSummaryRows {
+			fmt.Fprintf(w, "| … and %d more | | | | | |\n", len(ps)-i)
+			break
+		}
+		ci := "—"
+		if !math.IsNaN(p.ChangeLo) {
+			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*p.ChangeLo, 100*p.ChangeHi)
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %+.1f%% | %s | %.3g |\n", p.Name, p.BaseMedianUs, p.NewMedianUs, 100*p.Change, ci, p.P)
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distbench/distbench/reports"
+	"github.com/distbench/distbench/results"
+)
+
+// writeRun makes a synthetic run directory: two allreduce points whose
+// samples centre on us[i] microseconds.
+func writeRun(t *testing.T, dir string, us ...float64) {
+	t.Helper()
+	w, err := results.NewWriter(dir, results.Env{Host: "test", CPUModel: "test", Cores: 2, Commit: "abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, center := range us {
+		var samples []float64
+		for k := range 12 {
+			samples = append(samples, center*(1+float64(k%4-2)/200)) // ±1%
+		}
+		r := &results.Record{
+			Kind: results.KindCollective, Point: "allreduce/ring/np=2/bytes=" + []string{"4096", "65536"}[i],
+			Collective: "allreduce", Strategy: "ring", NP: 2, Bytes: []int64{4096, 65536}[i], DType: "float32", Op: "sum",
+			Root: -1, InPlace: true, TimeUs: center, SamplesUs: samples, Iters: len(samples),
+		}
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareCLI(t *testing.T) {
+	tmp := t.TempDir()
+	base, same, slow, fast := filepath.Join(tmp, "base"), filepath.Join(tmp, "same"), filepath.Join(tmp, "slow"), filepath.Join(tmp, "fast")
+	writeRun(t, base, 100, 1000)
+	writeRun(t, same, 101, 995)
+	writeRun(t, slow, 100, 1500)
+	writeRun(t, fast, 50, 1000)
+
+	code, out, errs := cli(t, "compare", base, same)
+	if code != 0 || !strings.Contains(out, "**No regressions**") || !strings.Contains(out, filepath.Join(same, reports.CompareFile)) {
+		t.Errorf("same: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(same, reports.CompareFile)); err != nil {
+		t.Errorf("compare.md not written into NEW: %v", err)
+	}
+
+	code, out, errs = cli(t, "compare", base, slow)
+	if code != 1 || !strings.Contains(out, "**1 regression(s)**") || !strings.Contains(out, "### Regressions") || !strings.Contains(out, "bytes=64KiB") {
+		t.Errorf("slow: exit %d\n%s%s", code, out, errs)
+	}
+	// A threshold above the change lets it pass.
+	if code, out, _ = cli(t, "compare", base, slow, "--threshold", "60%"); code != 0 {
+		t.Errorf("slow, threshold 60%%: exit %d\n%s", code, out)
+	}
+	if code, out, _ = cli(t, "compare", base, slow, "--threshold", "0.6"); code != 0 {
+		t.Errorf("slow, threshold 0.6: exit %d\n%s", code, out)
+	}
+
+	out2 := filepath.Join(tmp, "cmp")
+	code, out, _ = cli(t, "compare", base, fast, "--out", out2)
+	if code != 0 || !strings.Contains(out, "### Improvements") {
+		t.Errorf("fast: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(out2, reports.CompareFile)); err != nil {
+		t.Errorf("--out: %v", err)
+	}
+}
+
+func TestCompareBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	base := filepath.Join(tmp, "base")
+	writeRun(t, base, 100, 1000)
+	tests := [][]string{
+		{"compare", base},
+		{"compare", base, filepath.Join(tmp, "missing")},
+		{"compare", filepath.Join(tmp, "missing"), base},
+		{"compare", base, tmp}, // a directory without results
+		{"compare", base, base, "--threshold", "5"},
+		{"compare", base, base, "--threshold", "lots"},
+		{"compare", base, base, "--threshold", "-1%"},
+		{"compare", base, base, "--alpha", "1.5"},
+	}
+	for _, args := range tests {
+		code, _, errs := cli(t, args...)
+		if code != 2 || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", args[1:], code, errs)
+		}
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for in, want := range map[string]float64{"5%": 0.05, "0.05": 0.05, "0": 0, "12.5%": 0.125, "1": 1, "150%": 1.5} {
+		got, err := parseThreshold(in)
+		if err != nil || got != want {
+			t.Errorf("parseThreshold(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}

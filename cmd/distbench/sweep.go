@@ -1,0 +1,324 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/reports"
+	"github.com/distbench/distbench/results"
+)
+
+// exitInterrupted is the status of a sweep stopped by Ctrl-C, as a shell
+// reports a command killed by SIGINT.
+const exitInterrupted = 130
+
+type sweepFlags struct {
+	plan, out, resume             string
+	noReport, dryRun, skipUnavail bool
+
+	strategies, colls, sizes, dtypes, ops, peers []string
+	links, opts                                  []string
+	nps                                          []int
+	minBytes, maxBytes, stepBytes, inplace       string
+	stepFactor                                   float64
+	root, iters, warmup                          int
+	check                                        bool
+	timeBudget, timeout                          time.Duration
+}
+
+// planFlags are the flags that describe a plan's collectives; any of them
+// makes the plan from flags instead of a file.
+var planFlags = []string{"strategy", "np", "collective", "minbytes", "maxbytes", "stepfactor", "stepbytes",
+	"sizes", "dtype", "op", "inplace", "link", "opt", "root"}
+
+func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &sweepFlags{}
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Measure a plan of strategies × world sizes × collectives × sizes into a run directory, and report",
+		Long: `sweep measures many points in one go and writes them to a run directory
+(results.jsonl, results.bench, plan.yaml), then writes report.md there.
+
+The plan comes from --plan FILE (YAML), from flags (--strategy, --np,
+--collective, -b/-e/-f or --sizes, --dtype, --op, --link, ...), or, given
+neither, the built-in default plan (distbench sweep --dry-run shows it).
+Every (strategy, np, link, options) combination is one launch of worker
+processes that measures all its points. Records are written as they arrive;
+Ctrl-C stops the sweep and keeps them, and --resume DIR continues it.
+
+Exit status: 0 when every point was measured correctly; 1 when a point
+failed, was skipped or computed wrong results; 2 on bad input; 130 when
+interrupted.`,
+		Example: `  distbench sweep                                   # the default plan, into runs/<timestamp>
+  distbench sweep --plan plans/big.yaml --out runs/big
+  distbench sweep --strategy ring,tree --np 2,4,8 --collective allreduce -b 4KiB -e 64MiB -f 2
+  distbench sweep --strategy ring --np 4 --sizes 1MiB,16MiB --link '' --link 10g --link 1g,100us
+  distbench sweep --peers mpi,gloo --time-budget 1s
+  distbench sweep --resume runs/20260101-120000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSweep(cmd, f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.plan, "plan", "", "plan file (YAML); see harness/plans/default.yaml")
+	fl.StringVar(&f.out, "out", "", "run directory to create (default runs/<timestamp>)")
+	fl.StringVar(&f.resume, "resume", "", "continue the sweep in this run directory, skipping the points it finished")
+	fl.BoolVar(&f.noReport, "no-report", false, "do not write report.md after the sweep")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan's launches and points, and measure nothing")
+	fl.BoolVar(&f.skipUnavail, "skip-unavailable", false, "leave out what cannot run here (a strategy, peer or dataset) instead of recording it as failed")
+
+	fl.StringSliceVar(&f.strategies, "strategy", []string{harness.AllStrategies}, "strategies, comma-separated; all = every one that can run here")
+	fl.IntSliceVar(&f.nps, "np", []int{2, 4}, "world sizes, comma-separated")
+	fl.StringSliceVar(&f.colls, "collective", []string{"allreduce"}, "collectives, comma-separated: "+strings.Join(harness.Collectives(), ", "))
+	fl.StringVarP(&f.minBytes, "minbytes", "b", "4KiB", "smallest size")
+	fl.StringVarP(&f.maxBytes, "maxbytes", "e", "16MiB", "largest size")
+	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 4, "multiply the size by this between points")
+	fl.StringVarP(&f.stepBytes, "stepbytes", "i", "", "add this to the size between points (instead of --stepfactor)")
+	fl.StringSliceVar(&f.sizes, "sizes", nil, "sizes, comma-separated (instead of -b/-e/-f), e.g. 4KiB,1MiB,16MiB")
+	fl.StringSliceVarP(&f.dtypes, "dtype", "d", []string{"float32"}, "element types, comma-separated")
+	fl.StringSliceVarP(&f.ops, "op", "o", []string{"sum"}, "reduction ops, comma-separated")
+	fl.StringVar(&f.inplace, "inplace", harness.DefaultPlanInPlace, "forms to measure: in, out or both")
+	fl.StringArrayVar(&f.links, "link", nil, "network shape, repeatable ('' = unshaped), e.g. --link '' --link 10Gbit,25us")
+	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
+	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
+
+	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", harness.DefaultPlanIters))
+	fl.IntVarP(&f.warmup, "warmup", "w", 0, fmt.Sprintf("warm-up iterations per point (default: the plan's, else %d)", harness.DefaultPlanWarmup))
+	fl.DurationVar(&f.timeBudget, "time-budget", 0, "stop a point's timed iterations once they took this long (at least 3 run), e.g. 2s")
+	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("deadline of every operation (default: the plan's, else %v)", harness.DefaultPlanTimeout))
+	fl.BoolVarP(&f.check, "check", "c", true, "check results with exactly reducible inputs (default: the plan's, else on)")
+	fl.StringSliceVar(&f.peers, "peers", nil, "also run the allreduce sizes through reference implementations: mpi, gloo")
+	return cmd
+}
+
+func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error {
+	plan, dir, err := f.build(cmd)
+	if err != nil {
+		return usageError{err}
+	}
+	exp, err := plan.Expand()
+	if err != nil {
+		return usageError{err}
+	}
+	if f.dryRun {
+		printPlan(stdout, exp)
+		return nil
+	}
+	prog := harness.NewProgress(stdout, stderr)
+	fmt.Fprintf(stdout, "distbench sweep: %s in %s into %s\n", plural(exp.NumPoints(), "point"), plural(len(exp.Groups), "launch"), dir)
+	res, err := harness.Sweep(cmd.Context(), harness.SweepOptions{
+		Plan: exp, Dir: dir, Env: results.CaptureEnv(), Resume: f.resume != "",
+		Args: []string{"worker"}, Progress: prog,
+	})
+	if err != nil {
+		return err
+	}
+	var reportErr error
+	if !f.noReport {
+		if reportErr = reports.Generate(dir); reportErr != nil {
+			fmt.Fprintf(stderr, "distbench: %v\n", reportErr)
+		} else {
+			fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.ReportFile))
+		}
+	}
+	fmt.Fprintf(stdout, "distbench sweep: %s in %s; results in %s\n", summary(res), res.Elapsed.Round(time.Second), filepath.Join(dir, results.FileName))
+	switch {
+	case res.Interrupted:
+		fmt.Fprintf(stderr, "distbench: sweep interrupted; continue it with: distbench sweep --resume %s\n", dir)
+		return exitError{exitInterrupted}
+	case !res.OK() || reportErr != nil:
+		return exitError{1}
+	}
+	return nil
+}
+
+func summary(r *harness.SweepResult) string {
+	parts := []string{fmt.Sprintf("%d of %d points measured", r.Measured+r.Resumed, r.Planned)}
+	if r.Resumed > 0 {
+		parts[0] += fmt.Sprintf(" (%d by an earlier session)", r.Resumed)
+	}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{r.Failed, "failed"}, {r.Stopped, "cut short"}, {r.Skipped, "skipped"}, {r.Wrong, "computed wrong results"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// build makes the plan from --plan, flags, the resumed run's plan.yaml or
+// the default, applies the overriding flags, and chooses the run directory.
+func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
+	fl := cmd.Flags()
+	var fromFlags []string
+	for _, name := range planFlags {
+		if fl.Changed(name) {
+			fromFlags = append(fromFlags, "--"+name)
+		}
+	}
+	if f.plan != "" && len(fromFlags) > 0 {
+		return nil, "", fmt.Errorf("--plan and %s: give the plan in the file or in flags, not both", strings.Join(fromFlags, ", "))
+	}
+	dir := f.out
+	switch {
+	case f.resume != "" && f.out != "":
+		return nil, "", errors.New("--resume DIR continues DIR: it takes no --out")
+	case f.resume != "":
+		dir = f.resume
+		if _, err := os.Stat(filepath.Join(dir, results.FileName)); err != nil {
+			return nil, "", fmt.Errorf("--resume %s: no %s there to continue", dir, results.FileName)
+		}
+	case dir == "":
+		dir = filepath.Join("runs", time.Now().Format("20060102-150405"))
+		for i := 2; exists(dir); i++ {
+			dir = filepath.Join("runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), i))
+		}
+	default:
+		if exists(filepath.Join(dir, results.FileName)) {
+			return nil, "", fmt.Errorf("--out %s already holds results: continue it with --resume %s, or choose another directory", dir, dir)
+		}
+	}
+
+	var plan *harness.Plan
+	var err error
+	switch {
+	case f.plan != "":
+		src, rerr := os.ReadFile(f.plan)
+		if rerr != nil {
+			return nil, "", fmt.Errorf("--plan: %w", rerr)
+		}
+		if plan, err = harness.ParsePlan(src); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", f.plan, err)
+		}
+	case len(fromFlags) > 0:
+		if plan, err = f.flagPlan(); err != nil {
+			return nil, "", err
+		}
+	case f.resume != "" && exists(filepath.Join(dir, harness.PlanFileName)):
+		path := filepath.Join(dir, harness.PlanFileName)
+		src, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return nil, "", rerr
+		}
+		if plan, err = harness.ParsePlan(src); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", path, err)
+		}
+	case f.resume != "":
+		return nil, "", fmt.Errorf("--resume %s: no %s there; give the plan again (--plan or flags)", dir, harness.PlanFileName)
+	default:
+		if plan, err = harness.ParsePlan(harness.DefaultPlanYAML); err != nil {
+			return nil, "", fmt.Errorf("the default plan: %w", err)
+		}
+	}
+	if fl.Changed("iters") {
+		plan.Iters = f.iters
+		for i := range plan.Collectives {
+			plan.Collectives[i].Iters = 0
+		}
+	}
+	if fl.Changed("warmup") {
+		plan.Warmup = &f.warmup
+		for i := range plan.Collectives {
+			plan.Collectives[i].Warmup = nil
+		}
+	}
+	if fl.Changed("time-budget") {
+		plan.TimeBudget = f.timeBudget
+	}
+	if fl.Changed("timeout") {
+		if f.timeout <= 0 {
+			return nil, "", fmt.Errorf("--timeout %v: must be positive", f.timeout)
+		}
+		plan.Timeout = f.timeout
+	}
+	if fl.Changed("check") {
+		plan.Check = &f.check
+	}
+	if fl.Changed("peers") {
+		plan.Peers = f.peers
+	}
+	if fl.Changed("skip-unavailable") {
+		plan.SkipUnavailable = f.skipUnavail
+	}
+	if f.iters < 0 || f.warmup < 0 || f.timeBudget < 0 {
+		return nil, "", errors.New("--iters, --warmup and --time-budget must not be negative")
+	}
+	return plan, dir, nil
+}
+
+// flagPlan is the one collectives block the flags describe.
+func (f *sweepFlags) flagPlan() (*harness.Plan, error) {
+	b := harness.CollectiveBlock{
+		Strategies: f.strategies, NP: f.nps, Collectives: f.colls, DTypes: f.dtypes, Ops: f.ops,
+		InPlace: f.inplace, Links: f.links, Root: f.root,
+	}
+	if len(f.sizes) > 0 {
+		b.Sizes.List = f.sizes
+	} else {
+		b.Sizes.Range = &harness.SizeRange{Min: f.minBytes, Max: f.maxBytes, Step: f.stepBytes}
+		if f.stepBytes == "" {
+			b.Sizes.Range.Factor = f.stepFactor
+		}
+	}
+	for _, kv := range f.opts {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--opt %q: want key=value", kv)
+		}
+		if b.Options == nil {
+			b.Options = map[string]string{}
+		}
+		b.Options[k] = v
+	}
+	return &harness.Plan{Name: "flags", Collectives: []harness.CollectiveBlock{b}}, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// printPlan is --dry-run's output: every launch and its points.
+func printPlan(w io.Writer, exp *harness.Expanded) {
+	p := exp.Plan
+	fmt.Fprintf(w, "plan %q: %s in %s; iters %d, warmup %d, check %v, timeout %v",
+		p.Name, plural(exp.NumPoints(), "point"), plural(len(exp.Groups), "launch"), p.Iters, *p.Warmup, *p.Check, p.Timeout)
+	if p.TimeBudget > 0 {
+		fmt.Fprintf(w, ", time budget %v a point", p.TimeBudget)
+	}
+	fmt.Fprintln(w)
+	for _, n := range exp.Notes {
+		fmt.Fprintf(w, "skipped: %s\n", n)
+	}
+	for _, g := range exp.Groups {
+		fmt.Fprintf(w, "launch %s: %d points", g.Name(), len(g.Points))
+		if g.Skip != "" {
+			fmt.Fprintf(w, " (skipped: %s)", g.Skip)
+		}
+		fmt.Fprintln(w)
+		for _, pt := range g.Points {
+			fmt.Fprintf(w, "  %s\n", pt.Desc)
+		}
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distbench/distbench/reports"
+	"github.com/distbench/distbench/results"
+)
+
+// cli runs the CLI in-process.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &out, &errb, args)
+	return code, out.String(), errb.String()
+}
+
+func TestSweepCLI(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := cli(t, "sweep", "--out", dir, "--strategy", "ring", "--np", "2", "--sizes", "4KiB,8KiB", "--iters", "3", "--warmup", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"[1/2] allreduce ring np=2 4KiB float32: ",
+		"[2/2] allreduce ring np=2 8KiB float32: ",
+		"report: " + filepath.Join(dir, reports.ReportFile),
+		"2 of 2 points measured",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete() || len(run.Records) != 2 {
+		t.Errorf("complete %v, %d records", run.Complete(), len(run.Records))
+	}
+	if len(run.Env.Planned) != 2 {
+		t.Errorf("env %+v", run.Env)
+	}
+
+	// Resuming reads the plan back from the run directory.
+	code, out, errs = cli(t, "sweep", "--resume", dir, "--no-report")
+	if code != 0 || !strings.Contains(out, "2 of 2 points measured (2 by an earlier session)") {
+		t.Errorf("resume: exit %d\n%s%s", code, out, errs)
+	}
+	// A run directory is not written over.
+	if code, _, errs = cli(t, "sweep", "--out", dir); code != 2 || !strings.Contains(errs, "--resume") {
+		t.Errorf("--out over a run: exit %d, %q", code, errs)
+	}
+	code, out, _ = cli(t, "report", dir)
+	if code != 0 || strings.TrimSpace(out) != filepath.Join(dir, reports.ReportFile) {
+		t.Errorf("report: exit %d, %q", code, out)
+	}
+}
+
+func TestSweepSkippedExitsOne(t *testing.T) {
+	// What a plan names but this machine lacks (here a dataset) is
+	// recorded as skipped, and the exit status says the sweep is short.
+	dir := filepath.Join(t.TempDir(), "run")
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	os.WriteFile(plan, []byte(`
+iters: 3
+warmup: 0
+collectives:
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4KiB]
+training:
+  - model: lenet
+    dataset: mnist
+    data_dir: /nonexistent/mnist
+    strategies: [ring]
+    np: [2]
+    steps: 5
+`), 0o644)
+	code, out, errs := cli(t, "sweep", "--plan", plan, "--out", dir, "--no-report")
+	if code != 1 || !strings.Contains(out, "skipped: dataset mnist not found") || !strings.Contains(out, "1 of 2 points measured, 1 skipped") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	// --skip-unavailable leaves it out instead.
+	code, out, errs = cli(t, "sweep", "--plan", plan, "--out", dir+"2", "--no-report", "--skip-unavailable")
+	if code != 0 || !strings.Contains(errs, "skipped: training[0]: dataset mnist not found") || !strings.Contains(out, "1 of 1 points measured") {
+		t.Errorf("--skip-unavailable: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestSweepDryRun(t *testing.T) {
+	code, out, errs := cli(t, "sweep", "--dry-run")
+	if code != 0 || !strings.Contains(out, `plan "default"`) || !strings.Contains(out, "launch ring np=2") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = cli(t, "sweep", "--dry-run", "--strategy", "ring", "--np", "2,3", "-b", "1K", "-e", "4K", "-f", "2",
+		"--link", "", "--link", "10Gbit,25us", "--iters", "9", "--time-budget", "1s", "--inplace", "both")
+	if code != 0 || !strings.Contains(out, "24 points in 4 launches; iters 9") || !strings.Contains(out, "launch ring np=3 link=10Gbit,25us") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+func TestSweepBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	bad := filepath.Join(tmp, "bad.yaml")
+	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtype: [float32]\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--plan", bad}, `unknown key "dtype"`},
+		{[]string{"--plan", filepath.Join(tmp, "none.yaml")}, "--plan"},
+		{[]string{"--plan", bad, "--np", "2"}, "not both"},
+		{[]string{"--strategy", "rnig"}, `unknown strategy "rnig"`},
+		{[]string{"--dtype", "float33"}, "float33"},
+		{[]string{"--link", "fast"}, `link "fast"`},
+		{[]string{"--sizes", "4Q"}, "4Q"},
+		{[]string{"--np", "0"}, "np 0"},
+		{[]string{"--opt", "chunk"}, "key=value"},
+		{[]string{"--peers", "nccl-tests"}, "nccl-tests"},
+		{[]string{"--resume", filepath.Join(tmp, "nope")}, "no results.jsonl there"},
+		{[]string{"--resume", tmp, "--out", tmp}, "--out"},
+		{[]string{"--iters", "-1"}, "iters"},
+		{[]string{"--bogus"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		code, out, errs := cli(t, append([]string{"sweep", "--dry-run"}, tt.args...)...)
+		if code != 2 || !strings.Contains(errs, tt.want) || strings.Count(errs, "\n") != 1 || out != "" {
+			t.Errorf("%v: exit %d, stderr %q (want one line containing %q), stdout %q", tt.args, code, errs, tt.want, out)
+		}
+	}
+}
+
+func TestReportBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	for _, args := range [][]string{{"report"}, {"report", filepath.Join(tmp, "nope")}, {"report", tmp}} {
+		if code, _, errs := cli(t, args...); code != 2 || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}

@@ -1,0 +1,400 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/workloads/models"
+)
+
+func expand(t *testing.T, src string) (*Expanded, error) {
+	t.Helper()
+	p, err := ParsePlan([]byte(src))
+	if err != nil {
+		return nil, err
+	}
+	return p.Expand()
+}
+
+func TestDefaultPlan(t *testing.T) {
+	exp, err := expand(t, string(DefaultPlanYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every strategy that can run here, at np 2 and 4, each world one launch.
+	var want []string
+	for _, s := range collective.Strategies() {
+		if unavailable(s) == "" {
+			want = append(want, s)
+		}
+	}
+	got := map[string]bool{}
+	collectives, training := 0, 0
+	for _, g := range exp.Groups {
+		switch {
+		case g.Spec == nil:
+			t.Errorf("default plan has a peer launch %s", g.Name())
+			continue
+		case g.Spec.Train != nil:
+			training++
+			continue
+		}
+		collectives++
+		got[g.Spec.Strategy] = true
+		if g.Spec.NP != 2 && g.Spec.NP != 4 {
+			t.Errorf("np %d", g.Spec.NP)
+		}
+		if !g.Spec.Check || !g.Spec.KeepSamples || g.Spec.TimeBudget <= 0 {
+			t.Errorf("%s: check %v, keep samples %v, budget %v", g.Name(), g.Spec.Check, g.Spec.KeepSamples, g.Spec.TimeBudget)
+		}
+	}
+	for _, s := range want {
+		if !got[s] {
+			t.Errorf("strategy %s is missing from the default plan", s)
+		}
+	}
+	if collectives != 2*len(got) {
+		t.Errorf("%d launches for %d strategies × 2 world sizes", collectives, len(got))
+	}
+	ids := exp.IDs()
+	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+		t.Errorf("duplicate point ids in %v", ids)
+	}
+	// One short training run, or, without the dataset here, a note why not.
+	noted := slices.ContainsFunc(exp.Notes, func(n string) bool { return strings.Contains(n, "training[0]: dataset mnist not found") })
+	if (training == 1) == noted {
+		t.Errorf("%d training launches, notes %q", training, exp.Notes)
+	}
+}
+
+func TestPlanGood(t *testing.T) {
+	tests := []struct {
+		name   string
+		src    string
+		groups int
+		points int
+		check  func(t *testing.T, e *Expanded)
+	}{
+		{
+			name: "list sizes, both forms, two links",
+			src: `
+collectives:
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce, broadcast]
+    sizes: [4KiB, 1MiB]
+    inplace: both
+    links: ["", "10Gbit,25us"]
+`,
+			groups: 2, points: 2 * 2 * 2 * 2,
+			check: func(t *testing.T, e *Expanded) {
+				if e.Groups[1].Spec.Link != "10Gbit,25us" {
+					t.Errorf("link %q", e.Groups[1].Spec.Link)
+				}
+			},
+		},
+		{
+			name: "range with step; ops apply to reducing collectives only",
+			src: `
+iters: 7
+warmup: 0
+check: false
+collectives:
+  - strategies: [ring]
+    np: [3]
+    collectives: [allreduce, allgather]
+    sizes: {min: 1KiB, max: 3KiB, step: 1KiB}
+    ops: [sum, max]
+`,
+			groups: 1, points: 3*2 + 3,
+			check: func(t *testing.T, e *Expanded) {
+				s := e.Groups[0].Spec
+				if s.Iters != 7 || s.Warmup != 0 || s.Check {
+					t.Errorf("iters %d warmup %d check %v", s.Iters, s.Warmup, s.Check)
+				}
+			},
+		},
+		{
+			name: "blocks naming the same world share a launch; repeated points are measured once",
+			src: `
+collectives:
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4KiB, 8KiB]
+  - strategies: [all]
+    np: [2]
+    collectives: [allreduce, allgather]
+    sizes: [8KiB]
+    links: [none, ""]
+`,
+			check: func(t *testing.T, e *Expanded) {
+				var ring []*Group
+				for _, g := range e.Groups {
+					if g.Spec.Strategy == "ring" {
+						ring = append(ring, g)
+					}
+				}
+				if len(ring) != 1 || len(ring[0].Points) != 3 {
+					t.Errorf("ring: %d launches, want 1 with 3 points", len(ring))
+				}
+			},
+		},
+		{
+			name: "gradient profile replays DDP buckets",
+			src: `
+gradients:
+  - model: resnet20
+    strategies: [ring]
+    np: [2, 4]
+    bucket_cap_mb: 0.5
+`,
+			check: func(t *testing.T, e *Expanded) {
+				prof, err := models.Profile("resnet20", models.CIFAR10, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[int64]bool{}
+				for _, b := range prof.BucketBytes(0.5) {
+					want[int64(b)] = true
+				}
+				if len(e.Groups) != 2 || len(e.Groups[0].Points) != len(want) {
+					t.Fatalf("%d launches, %d points; want 2 with %d", len(e.Groups), len(e.Groups[0].Points), len(want))
+				}
+				for _, p := range e.Groups[0].Points {
+					if !want[p.Record.Bytes] || p.Record.Collective != "allreduce" || !p.Record.InPlace {
+						t.Errorf("point %s", p.ID)
+					}
+					if !strings.Contains(p.Desc, "resnet20 DDP bucket") {
+						t.Errorf("desc %q", p.Desc)
+					}
+				}
+			},
+		},
+		{
+			name: "peers replay the unshaped float32 sum allreduce sizes per world size",
+			src: `
+peers: [mpi, gloo]
+collectives:
+  - strategies: [ring]
+    np: [2, 4]
+    collectives: [allreduce]
+    sizes: [4KiB, 1MiB]
+    links: ["", 1g]
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce]
+    dtypes: [float64]
+    sizes: [64KiB]
+`,
+			check: func(t *testing.T, e *Expanded) {
+				var n int
+				for _, g := range e.Groups {
+					if g.Peer == nil {
+						continue
+					}
+					n++
+					if !slices.Equal(g.Peer.Job.Sizes, []int64{4096, 1 << 20}) {
+						t.Errorf("%s: sizes %v", g.Name(), g.Peer.Job.Sizes)
+					}
+					if (g.Skip != "") != (g.Peer.Avail != nil) {
+						t.Errorf("%s: skip %q, avail %v", g.Name(), g.Skip, g.Peer.Avail)
+					}
+				}
+				if n != 4 {
+					t.Errorf("%d peer launches, want mpi and gloo at np 2 and 4", n)
+				}
+			},
+		},
+		{
+			name: "training run with defaults",
+			src: `
+training:
+  - model: lenet
+    dataset: mnist
+    data_dir: .
+    strategies: [ring]
+    np: [2, 4]
+    steps: 10
+`,
+			groups: 2, points: 2,
+			check: func(t *testing.T, e *Expanded) {
+				g := e.Groups[0]
+				c := g.Spec.Train
+				if c == nil || g.Skip != "" || c.Mode != "ddp" || c.Epochs != 1 || c.MaxSteps != 10 || c.Batch != DefaultTrainBatch || !filepath.IsAbs(c.DataDir) {
+					t.Errorf("train %+v skip %q", c, g.Skip)
+				}
+				if want := "train/lenet/mnist/ddp/ring/np=2/epochs=1/steps=10/batch=128/lr=0.01/momentum=0.5/seed=1"; g.Points[0].ID != want {
+					t.Errorf("id %q, want %q", g.Points[0].ID, want)
+				}
+			},
+		},
+		{
+			name: "training without its dataset is recorded as skipped",
+			src: `
+training:
+  - model: mlp
+    dataset: fashion-mnist
+    data_dir: /nonexistent/fashion
+    strategies: [ring]
+    np: [2]
+`,
+			groups: 1, points: 1,
+			check: func(t *testing.T, e *Expanded) {
+				if g := e.Groups[0]; !strings.Contains(g.Skip, "dataset fashion-mnist not found in /nonexistent/fashion") {
+					t.Errorf("skip %q", g.Skip)
+				}
+			},
+		},
+		{
+			name: "an unavailable strategy named explicitly is recorded as skipped",
+			src: `
+collectives:
+  - strategies: [testunavailable, ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4KiB]
+`,
+			groups: 2, points: 2,
+			check: func(t *testing.T, e *Expanded) {
+				if !strings.Contains(e.Groups[0].Skip, "no such device") {
+					t.Errorf("skip %q", e.Groups[0].Skip)
+				}
+			},
+		},
+		{
+			name: "skip_unavailable leaves it out with a note",
+			src: `
+skip_unavailable: true
+collectives:
+  - strategies: [testunavailable, ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4KiB]
+`,
+			groups: 1, points: 1,
+			check: func(t *testing.T, e *Expanded) {
+				if len(e.Notes) != 1 || !strings.Contains(e.Notes[0], "testunavailable") {
+					t.Errorf("notes %q", e.Notes)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := expand(t, tt.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.groups > 0 && len(e.Groups) != tt.groups {
+				t.Errorf("%d launches, want %d", len(e.Groups), tt.groups)
+			}
+			if tt.points > 0 && e.NumPoints() != tt.points {
+				t.Errorf("%d points, want %d: %v", e.NumPoints(), tt.points, e.IDs())
+			}
+			if tt.check != nil {
+				tt.check(t, e)
+			}
+			// What a sweep saves must read back to the same points.
+			b, err := e.Plan.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := expand(t, string(b))
+			if err != nil {
+				t.Fatalf("saved plan does not read back: %v\n%s", err, b)
+			}
+			if !slices.Equal(again.IDs(), e.IDs()) {
+				t.Errorf("saved plan expands to other points:\n%s", b)
+			}
+		})
+	}
+}
+
+func TestPlanBad(t *testing.T) {
+	const block = "\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4KiB]\n"
+	tests := []struct{ name, src, want string }{
+		{"yaml syntax", "collectives: [", "line"},
+		{"empty", "", "empty"},
+		{"nothing to measure", "iters: 5\n", "nothing to measure"},
+		{"unknown top-level key", "iterations: 5\n", `line 1: plan: unknown key "iterations" (accepted: name, iters,`},
+		{"unknown block key", "collectives:\n  - strategies: [ring]" + block + "    colective: x\n", `line 6: plan.collectives[0]: unknown key "colective"`},
+		{"unknown sizes key", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 1K, max: 2K, fator: 2}\n", `plan.collectives[0].sizes: unknown key "fator"`},
+		{"wrong type", "iters: many\ncollectives: []\n", "many"},
+		{"unknown strategy", "collectives:\n  - strategies: [rnig]" + block, `unknown strategy "rnig" (registered:`},
+		{"no strategies", "collectives:\n  - np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n", "strategies: missing"},
+		{"unknown collective", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduse]\n    sizes: [4K]\n", `unknown collective "allreduse"`},
+		{"unknown dtype", "collectives:\n  - strategies: [ring]" + block + "    dtypes: [float33]\n", "float33"},
+		{"unknown op", "collectives:\n  - strategies: [ring]" + block + "    ops: [median]\n", "median"},
+		{"bad link", "collectives:\n  - strategies: [ring]" + block + "    links: [fast]\n", `link "fast"`},
+		{"bad inplace", "collectives:\n  - strategies: [ring]" + block + "    inplace: yes\n", `inplace "yes"`},
+		{"bad option", "collectives:\n  - strategies: [ring]" + block + "    options: {chunk: huge}\n", "strategy ring"},
+		{"np missing", "collectives:\n  - strategies: [ring]\n    collectives: [allreduce]\n    sizes: [4K]\n", "np: missing"},
+		{"np zero", "collectives:\n  - strategies: [ring]\n    np: [0]\n    collectives: [allreduce]\n    sizes: [4K]\n", "np 0"},
+		{"np huge", "collectives:\n  - strategies: [ring]\n    np: [100000]\n    collectives: [allreduce]\n    sizes: [4K]\n", "np 100000"},
+		{"sizes missing", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n", "sizes: missing"},
+		{"bad size", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4Q]\n", `malformed size "4Q"`},
+		{"min above max", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4M, max: 1M, factor: 2}\n", "larger than max"},
+		{"factor 1", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 1K, max: 4M, factor: 1}\n", "factor 1"},
+		{"no factor", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 1K, max: 4M}\n", "factor"},
+		{"size not a multiple", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [6]\n    dtypes: [float32]\n", "not a multiple of float32"},
+		{"root out of range", "collectives:\n  - strategies: [ring]" + block + "    root: 2\n", "root 2 out of range for np 2"},
+		{"negative iters", "iters: -1\ncollectives:\n  - strategies: [ring]" + block, "iters -1"},
+		{"negative budget", "time_budget: -1s\ncollectives:\n  - strategies: [ring]" + block, "time_budget"},
+		{"bad duration", "timeout: soon\ncollectives:\n  - strategies: [ring]" + block, "soon"},
+		{"unknown peer", "peers: [nccl-tests]\ncollectives:\n  - strategies: [ring]" + block, `unknown peer "nccl-tests"`},
+		{"peers without allreduce", "peers: [mpi]\ncollectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allgather]\n    sizes: [4K]\n", "no unshaped float32 sum allreduce"},
+		{"gradient model", "gradients:\n  - model: gpt5\n    strategies: [ring]\n    np: [2]\n", "gpt5"},
+		{"gradient input", "gradients:\n  - model: lenet\n    input: huge\n    strategies: [ring]\n    np: [2]\n", `input "huge"`},
+		{"training model", "training:\n  - model: gpt5\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    steps: 1\n", "gpt5"},
+		{"training dataset", "training:\n  - model: lenet\n    dataset: imagenet\n    strategies: [ring]\n    np: [2]\n    steps: 1\n", `dataset "imagenet"`},
+		{"training mode", "training:\n  - model: lenet\n    dataset: mnist\n    mode: fsdp\n    strategies: [ring]\n    np: [2]\n    steps: 1\n", `mode "fsdp"`},
+		{"training batch", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    batch: 3\n", "batch 3 must be a positive multiple of np 2"},
+		{"training steps", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    steps: -1\n", "steps -1"},
+		{"nothing can run", "skip_unavailable: true\ncollectives:\n  - strategies: [testunavailable]" + block, "nothing can run here"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := expand(t, tt.src)
+			if err == nil {
+				t.Fatalf("no error; want one containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q; want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestSizesRange(t *testing.T) {
+	s := Sizes{Range: &SizeRange{Min: "4KiB", Max: "16MiB", Factor: 4}}
+	got, err := s.expand([]collective.DType{collective.Float32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// testUnavailable is a strategy that cannot run anywhere, as nccl cannot
+// without a GPU.
+type testUnavailable struct{}
+
+func (testUnavailable) New(context.Context, collective.Config) (collective.Comm, error) {
+	return nil, errors.New("unavailable")
+}
+func (testUnavailable) Available() error { return errors.New("no such device") }
+
+func init() {
+	collective.Register("testunavailable", testUnavailable{})
+}

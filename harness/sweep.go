@@ -1,0 +1,350 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distbench/distbench/bench/peers"
+	"github.com/distbench/distbench/results"
+)
+
+// PlanFileName is where a sweep keeps its plan inside the run directory, so
+// that --resume measures the same points.
+const PlanFileName = "plan.yaml"
+
+// SweepOptions configure [Sweep].
+type SweepOptions struct {
+	Plan *Expanded
+	// Dir is the run directory; it receives results.jsonl, results.bench
+	// and plan.yaml.
+	Dir string
+	// Env describes this session (results.CaptureEnv); Sweep sets Planned.
+	Env results.Env
+	// Resume skips the points Dir has finished (results.Done).
+	Resume bool
+	// Exe and Args start a worker, as in LaunchOptions.
+	Exe  string
+	Args []string
+	// Progress shows the sweep; nil shows nothing.
+	Progress Progress
+	// Stderr receives the workers' and peers' own output; default
+	// Progress.Output(), or os.Stderr.
+	Stderr io.Writer
+	// Grace is LaunchOptions.Grace.
+	Grace time.Duration
+}
+
+// SweepResult counts what a sweep did.
+type SweepResult struct {
+	Planned  int // points in the plan
+	Resumed  int // finished by an earlier session and not measured again
+	Measured int // measured now, without error
+	Failed   int // recorded with an error
+	Stopped  int // cut short by the interruption (Incomplete, no error)
+	Skipped  int // recorded as skipped: cannot run here
+	Wrong    int // measured, but with wrong elements
+	// Interrupted is set when ctx ended the sweep before the plan did.
+	Interrupted bool
+	Elapsed     time.Duration
+}
+
+// OK reports a sweep that measured everything it was asked to, correctly.
+func (r *SweepResult) OK() bool {
+	return !r.Interrupted && r.Failed == 0 && r.Stopped == 0 && r.Skipped == 0 && r.Wrong == 0
+}
+
+// Sweep runs an expanded plan into a run directory: one launch per group,
+// every record written (and synced) as it arrives. A launch that fails has
+// its unfinished points recorded as failed, and the sweep goes on with the
+// next. When ctx ends, the sweep stops at once, keeps everything, records
+// the point in flight as incomplete and leaves the run unfinished, for a
+// report or --resume. Only a sweep that went through its whole plan marks
+// the run finished (results.Writer.Finish).
+//
+// The error is for what stops a sweep from keeping results (the run
+// directory cannot be written); failed points are counted in SweepResult.
+func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
+	start := time.Now()
+	exp := o.Plan
+	prog := o.Progress
+	if prog == nil {
+		prog = NewLineProgress(io.Discard, io.Discard)
+	}
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = prog.Output()
+	}
+	done := map[string]bool{}
+	if o.Resume {
+		var err error
+		if done, err = results.Done(o.Dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := savePlan(o.Dir, exp.Plan); err != nil {
+		return nil, err
+	}
+	env := o.Env
+	env.Planned = exp.IDs()
+	w, err := results.NewWriter(o.Dir, env)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+
+	res := &SweepResult{Planned: exp.NumPoints()}
+	for _, id := range env.Planned {
+		if done[id] {
+			res.Resumed++
+		}
+	}
+	prog.Start(res.Planned, res.Resumed)
+	defer func() { res.Elapsed = time.Since(start) }()
+	for _, n := range exp.Notes {
+		prog.Note("skipped: " + n)
+	}
+	s := &sweeper{o: o, w: w, prog: prog, res: res, stderr: stderr}
+	for _, g := range exp.Groups {
+		var pending []PlannedPoint
+		for _, p := range g.Points {
+			if !done[p.ID] {
+				pending = append(pending, p)
+			}
+		}
+		if len(pending) == 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		if err := s.group(ctx, g, pending); err != nil {
+			prog.Stop(true)
+			return res, err
+		}
+		if res.Interrupted {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	prog.Stop(res.Interrupted)
+	if res.Interrupted {
+		return res, w.Close()
+	}
+	return res, w.Finish()
+}
+
+// savePlan writes the plan into dir unless a plan is there already (a
+// resumed run keeps its first plan as the record of what was asked).
+func savePlan(dir string, p *Plan) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, PlanFileName)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	b, err := p.Marshal()
+	if err != nil {
+		return err
+	}
+	head := "# The plan of this run, as `distbench sweep` expanded it; `distbench sweep --resume DIR` reads it back.\n"
+	return os.WriteFile(path, append([]byte(head), b...), 0o644)
+}
+
+// sweeper runs one group at a time.
+type sweeper struct {
+	o      SweepOptions
+	w      *results.Writer
+	prog   Progress
+	res    *SweepResult
+	stderr io.Writer
+}
+
+// write records r and counts it.
+func (s *sweeper) write(p *PlannedPoint, r *results.Record) error {
+	if err := s.w.Write(r); err != nil {
+		return err
+	}
+	switch {
+	case strings.HasPrefix(r.Error, "skipped: "):
+		s.res.Skipped++
+	case r.Error != "":
+		s.res.Failed++
+	case r.Incomplete:
+		s.res.Stopped++
+	case r.Wrong > 0:
+		s.res.Wrong++
+	default:
+		s.res.Measured++
+	}
+	if p != nil {
+		s.prog.Finished(p, r)
+	}
+	return nil
+}
+
+// group runs one launch over its pending points. Only a failure to write
+// results is returned; the launch's own failure is recorded.
+func (s *sweeper) group(ctx context.Context, g *Group, pending []PlannedPoint) error {
+	if g.Skip != "" {
+		for i := range pending {
+			r := pending[i].Record
+			r.Error = "skipped: " + g.Skip
+			if err := s.write(&pending[i], &r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	byID := map[string]int{}
+	for i, p := range pending {
+		byID[p.ID] = i
+	}
+	recorded := make([]bool, len(pending))
+	next := 0 // the first point without a record: the one being measured
+	var writeErr error
+	failedOne := false // a point's own record says how the launch broke
+	emit := func(r *results.Record) error {
+		if ctx.Err() != nil && r.Error != "" {
+			// Ctrl-C reaches the workers too, and the point they were
+			// measuring fails with "context canceled": it was cut short,
+			// not broken.
+			r.Error, r.Incomplete = "", true
+		}
+		if r.Error != "" {
+			failedOne = true
+		}
+		i, ok := byID[r.Point]
+		var p *PlannedPoint
+		if ok {
+			p = &pending[i]
+			recorded[i] = true
+		} else {
+			s.prog.Note(fmt.Sprintf("%s: a record for unplanned point %q", g.Name(), r.Point))
+		}
+		if err := s.write(p, r); err != nil {
+			writeErr = err
+			return err
+		}
+		for next < len(pending) && recorded[next] {
+			next++
+		}
+		if next < len(pending) {
+			s.prog.Measuring(&pending[next])
+		} else {
+			s.prog.Measuring(nil)
+		}
+		return nil
+	}
+	s.prog.Measuring(&pending[0])
+
+	var err error
+	switch {
+	case g.Spec != nil && g.Spec.Train != nil:
+		err = s.train(ctx, g.Spec, &pending[0], emit)
+	case g.Spec != nil:
+		spec := *g.Spec
+		spec.Points = nil
+		for _, p := range pending {
+			for _, q := range g.Spec.Points {
+				if g.Spec.PointID(q) == p.ID {
+					spec.Points = append(spec.Points, q)
+				}
+			}
+		}
+		err = Launch(ctx, LaunchOptions{Spec: &spec, Exe: s.o.Exe, Args: s.o.Args, Emit: emit, Stderr: s.stderr, Grace: s.o.Grace})
+	case g.Peer != nil:
+		job := g.Peer.Job
+		job.Sizes = nil
+		for _, p := range pending {
+			job.Sizes = append(job.Sizes, p.Record.Bytes)
+		}
+		err = peers.Run(ctx, g.Peer.Peer, job, emit, s.stderr)
+	default:
+		err = errors.New("empty group")
+	}
+	if writeErr != nil {
+		return writeErr
+	}
+	if err == nil {
+		// A launch that ends well but left points without records has
+		// lost them: say so rather than let them pass as missing.
+		err = errors.New("the launch ended without a record of this point")
+	}
+	interrupted := ctx.Err() != nil
+	first := !failedOne || interrupted
+	for i := range pending {
+		if recorded[i] {
+			continue
+		}
+		r := pending[i].Record
+		switch {
+		case interrupted && first:
+			r.Incomplete = true // in flight when the sweep was stopped
+		case interrupted:
+			continue // never started: Missing in the report, measured on --resume
+		case first:
+			r.Error, r.Incomplete = "failed: "+err.Error(), true
+		default:
+			r.Error, r.Incomplete = "not measured: the launch failed before reaching it: "+err.Error(), true
+		}
+		first = false
+		if werr := s.write(&pending[i], &r); werr != nil {
+			return werr
+		}
+	}
+	if interrupted {
+		s.res.Interrupted = true
+	} else if !allTrue(recorded) {
+		s.prog.Note(fmt.Sprintf("%s: %v", g.Name(), err))
+	}
+	return nil
+}
+
+func allTrue(b []bool) bool { return !slices.Contains(b, false) }
+
+// train runs a training launch. Its records (train_step, train_epoch) are
+// written with Point empty, except the last one of a run that ended well,
+// which carries the point's id: so a training run counts as done, for
+// --resume, only once it has finished. Each record is held back until the
+// next arrives, to know which is last.
+func (s *sweeper) train(ctx context.Context, spec *Spec, p *PlannedPoint, emit func(*results.Record) error) error {
+	var held *results.Record
+	err := Launch(ctx, LaunchOptions{
+		Spec: spec, Exe: s.o.Exe, Args: s.o.Args, Stderr: s.stderr, Grace: s.o.Grace,
+		Emit: func(r *results.Record) error {
+			if held != nil {
+				if err := s.w.Write(held); err != nil {
+					return err
+				}
+			}
+			r.Point = ""
+			held = r
+			return nil
+		},
+	})
+	if held == nil {
+		if err == nil {
+			err = errors.New("the training run emitted no records")
+		}
+		return err
+	}
+	if err != nil {
+		if werr := s.w.Write(held); werr != nil {
+			return werr
+		}
+		return err
+	}
+	held.Point = p.ID
+	return emit(held)
+}

@@ -1,0 +1,357 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/results"
+	_ "github.com/distbench/distbench/strategies/ring"
+)
+
+// TestMain lets the test binary be its own worker. Sweeps need worker
+// processes; rather than build cmd/distbench (a minute of a 2-core machine's
+// time), the sweep tests start this binary, which Launch hands its job in
+// DISTBENCH_SPEC, and it runs WorkerMain, as `distbench worker` does.
+func TestMain(m *testing.M) {
+	if os.Getenv(EnvSpec) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := WorkerMain(ctx, os.Stdout, os.Getenv)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "distbench:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashBytes is the allreduce size at which testcrash's rank 1 dies.
+const crashBytes = 8192
+
+// testCrash is ring, except that rank 1 exits in the middle of an
+// allreduce of crashBytes: a worker that dies mid-launch.
+type testCrash struct{}
+
+type crashComm struct{ collective.Comm }
+
+func (c crashComm) AllReduce(ctx context.Context, t collective.Tensor, op collective.Op) error {
+	if t.Bytes() == crashBytes && c.Rank() == 1 {
+		os.Exit(3)
+	}
+	return c.Comm.AllReduce(ctx, t, op)
+}
+
+func (testCrash) New(ctx context.Context, cfg collective.Config) (collective.Comm, error) {
+	c, err := collective.New(ctx, "ring", cfg)
+	return crashComm{c}, err
+}
+
+func init() {
+	collective.Register("testcrash", testCrash{})
+}
+
+func sweepOpts(t *testing.T, dir, plan string) SweepOptions {
+	t.Helper()
+	p, err := ParsePlan([]byte(plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := p.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return SweepOptions{Plan: exp, Dir: dir, Env: results.CaptureEnv(), Exe: os.Args[0], Stderr: io.Discard, Grace: 2 * time.Second}
+}
+
+const tinyPlan = `
+iters: 5
+warmup: 1
+timeout: 20s
+collectives:
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce, allgather]
+    sizes: [4KiB, 16KiB]
+`
+
+func TestSweepEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	o := sweepOpts(t, dir, tinyPlan)
+	var out bytes.Buffer
+	o.Progress = NewLineProgress(&out, io.Discard)
+	res, err := Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Measured != 4 || res.Planned != 4 {
+		t.Fatalf("result %+v", res)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete() || len(run.Records) != 4 {
+		t.Fatalf("finished %v, %d records, failed %v, missing %v", run.Finished, len(run.Records), run.Failed(), run.Missing())
+	}
+	if !strings.Contains(out.String(), "[4/4] allgather ring np=2 16KiB float32: ") {
+		t.Errorf("progress:\n%s", out.String())
+	}
+	for _, r := range run.Records {
+		if r.Wrong != 0 || len(r.SamplesUs) != 5 || r.BusBWGBs <= 0 {
+			t.Errorf("%s: wrong %d, %d samples, busbw %v", r.Point, r.Wrong, len(r.SamplesUs), r.BusBWGBs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, PlanFileName)); err != nil {
+		t.Errorf("no plan saved: %v", err)
+	}
+	if got := run.Env.Planned; len(got) != 4 {
+		t.Errorf("planned %v", got)
+	}
+
+	// Resuming a finished run measures nothing again.
+	o.Resume = true
+	res, err = Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 4 || res.Measured != 0 {
+		t.Errorf("resume of a finished run: %+v", res)
+	}
+}
+
+func TestSweepFailedLaunchGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	o := sweepOpts(t, dir, `
+iters: 3
+warmup: 0
+timeout: 10s
+collectives:
+  - strategies: [testcrash, ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4096, 8192, 16384]
+  - strategies: [testunavailable]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4096]
+`)
+	res, err := Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() || res.Measured != 4 || res.Failed != 2 || res.Skipped != 1 {
+		t.Errorf("result %+v; want 4 measured (1 testcrash, 3 ring), 2 failed, 1 skipped", res)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Finished {
+		t.Errorf("a sweep that went through its plan is finished, failures and all")
+	}
+	byPoint := map[string]results.Record{}
+	for _, r := range run.Records {
+		byPoint[fmt.Sprintf("%s/%d", r.Strategy, r.Bytes)] = r
+	}
+	for key, want := range map[string]string{
+		"testcrash/4096": "", "testcrash/8192": "rank", "testcrash/16384": "not measured: the launch failed before reaching it",
+		"ring/4096": "", "ring/8192": "", "ring/16384": "", "testunavailable/4096": "skipped: strategy testunavailable cannot run here",
+	} {
+		r, ok := byPoint[key]
+		switch {
+		case !ok:
+			t.Errorf("%s: no record", key)
+		case want == "" && r.Error != "":
+			t.Errorf("%s: error %q", key, r.Error)
+		case want != "" && !strings.Contains(r.Error, want):
+			t.Errorf("%s: error %q, want it to contain %q", key, r.Error, want)
+		}
+	}
+}
+
+// stopAfter cancels the sweep once n points have finished.
+type stopAfter struct {
+	Progress
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *stopAfter) Finished(p *PlannedPoint, r *results.Record) {
+	s.Progress.Finished(p, r)
+	if s.n--; s.n == 0 {
+		s.cancel()
+	}
+}
+
+func TestSweepInterruptedKeepsRecords(t *testing.T) {
+	dir := t.TempDir()
+	plan := `
+iters: 5
+warmup: 1
+timeout: 20s
+collectives:
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: {min: 4KiB, max: 4MiB, factor: 4}
+`
+	o := sweepOpts(t, dir, plan)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Progress = &stopAfter{Progress: NewLineProgress(io.Discard, io.Discard), n: 2, cancel: cancel}
+	res, err := Sweep(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Records already on their way when the sweep was stopped are kept:
+	// two, or a few more.
+	measured := res.Measured
+	if !res.Interrupted || res.OK() || measured < 2 || measured >= res.Planned {
+		t.Fatalf("result %+v", res)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Finished {
+		t.Errorf("an interrupted run must not be marked finished")
+	}
+	good := 0
+	for _, r := range run.Records {
+		if r.Error == "" && !r.Incomplete {
+			good++
+		}
+	}
+	if good != measured || len(run.Missing())+res.Stopped == 0 {
+		t.Errorf("%d good records, missing %v", good, run.Missing())
+	}
+
+	// --resume measures the rest, and only the rest.
+	o = sweepOpts(t, dir, plan)
+	o.Resume = true
+	res, err = Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != measured || res.Measured != res.Planned-measured || !res.OK() {
+		t.Errorf("resume: %+v", res)
+	}
+	run, err = results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete() {
+		t.Errorf("resumed run is not complete: failed %v, missing %v", run.Failed(), run.Missing())
+	}
+}
+
+func TestTimeBudget(t *testing.T) {
+	dir := t.TempDir()
+	o := sweepOpts(t, dir, `
+iters: 1000
+warmup: 0
+check: false
+time_budget: 1ns
+collectives:
+  - strategies: [ring]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [64KiB]
+`)
+	res, err := Sweep(context.Background(), o)
+	if err != nil || !res.OK() {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	run, _ := results.ReadRun(dir)
+	if r := run.Records[0]; r.Iters != MinBudgetIters || len(r.SamplesUs) != MinBudgetIters {
+		t.Errorf("iters %d, %d samples; a budget this small leaves %d", r.Iters, len(r.SamplesUs), MinBudgetIters)
+	}
+}
+
+func TestSweepTraining(t *testing.T) {
+	mnist, _ := filepath.Abs("../data/mnist")
+	if _, err := os.Stat(filepath.Join(mnist, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skipf("no MNIST in %s (make data)", mnist)
+	}
+	dir := t.TempDir()
+	o := sweepOpts(t, dir, `
+timeout: 1m
+training:
+  - model: mlp
+    dataset: mnist
+    data_dir: `+mnist+`
+    strategies: [ring]
+    np: [2]
+    steps: 3
+    batch: 16
+`)
+	res, err := Sweep(context.Background(), o)
+	if err != nil || !res.OK() || res.Measured != 1 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	run, _ := results.ReadRun(dir)
+	if len(run.Records) < 4 {
+		t.Fatalf("%d records, want 3 steps and an epoch", len(run.Records))
+	}
+	id := o.Plan.IDs()[0]
+	for i, r := range run.Records {
+		want := ""
+		if i == len(run.Records)-1 {
+			want = id
+		}
+		if r.Point != want {
+			t.Errorf("record %d (%s): point %q, want %q (only a finished run's last record carries the id)", i, r.Kind, r.Point, want)
+		}
+	}
+	if last := run.Records[len(run.Records)-1]; last.Kind != results.KindTrainEpoch || last.TestAcc <= 0 {
+		t.Errorf("last record %+v", last)
+	}
+	if done, _ := results.Done(dir); !done[id] {
+		t.Errorf("a finished training run is not done for --resume")
+	}
+}
+
+func TestProgressDisplays(t *testing.T) {
+	p := &PlannedPoint{ID: "x", Desc: "allreduce ring np=4 16MiB float32"}
+	ok := &results.Record{Kind: results.KindCollective, TimeUs: 1234.54, BusBWGBs: 1.234}
+	bad := &results.Record{Kind: results.KindCollective, Error: "rank 1 died"}
+	var lines bytes.Buffer
+	lp := NewLineProgress(&lines, io.Discard)
+	lp.Start(3, 1)
+	lp.Finished(p, ok)
+	lp.Finished(p, bad)
+	lp.Stop(false)
+	want := "resuming: 1 of 3 points done already\n" +
+		"[2/3] allreduce ring np=4 16MiB float32: 1234.5 us, busbw 1.23 GB/s\n" +
+		"[3/3] allreduce ring np=4 16MiB float32: FAILED: rank 1 died\n"
+	if lines.String() != want {
+		t.Errorf("lines:\n%s\nwant:\n%s", lines.String(), want)
+	}
+
+	// Bars are for terminals; forced to draw into a buffer, the finished
+	// points and the workers' lines scroll above the bar.
+	var bars bytes.Buffer
+	bp := newBarProgress(&bars, true)
+	bp.Start(2, 0)
+	bp.Measuring(p)
+	bp.Finished(p, ok)
+	fmt.Fprintln(bp.Output(), "[rank 1] a worker's line")
+	bp.Finished(p, ok)
+	bp.Stop(false)
+	for _, s := range []string{"[2/2] allreduce ring np=4 16MiB float32: 1234.5 us", "[rank 1] a worker's line", "2/2 points"} {
+		if !strings.Contains(bars.String(), s) {
+			t.Errorf("bars lack %q:\n%s", s, bars.String())
+		}
+	}
+}
