@@ -8,7 +8,7 @@ PKGS    := ./...
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/distbench
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/distbench  # results name the commit they measured
 
 # vet first (fast, catches the obvious), then every test under the race detector.
 test:
