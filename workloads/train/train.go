@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ type Config struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// Augment applies random crop and flip (the CIFAR recipe).
 	Augment bool `json:"augment,omitempty"`
+	// Workers is the number of goroutines each rank computes with; 0 means
+	// this machine's cores divided by the ranks sharing them (all ranks,
+	// for a local launch), so ranks do not fight over cores.
+	Workers int `json:"workers,omitempty"`
 }
 
 // Modes lists the accepted modes.
@@ -125,6 +130,10 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 		return nil, err
 	}
 	net.SeedDropout(cfg.Seed*7919 + uint64(rank))
+	net.Ctx.Workers = cfg.Workers
+	if net.Ctx.Workers <= 0 {
+		net.Ctx.Workers = max(1, runtime.NumCPU()/n)
+	}
 	// Every replica starts from rank 0's weights, as DDP does.
 	if err := comm.Broadcast(ctx, collective.FromFloat32(net.Data), 0); err != nil {
 		return nil, fmt.Errorf("broadcasting initial weights: %w", err)

@@ -11,8 +11,8 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
-	"github.com/distbench/distbench/workloads/data"
 	_ "github.com/distbench/distbench/strategies/ring"
+	"github.com/distbench/distbench/workloads/data"
 )
 
 // synthetic is a 28×28 dataset whose class k is a bright 7×7 square in the

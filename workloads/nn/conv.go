@@ -1,0 +1,400 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Conv2d is a 2-D convolution over NCHW input with a square kernel, as
+// torch.nn.Conv2d(in, out, k, stride, padding, bias).
+//
+// Images are unfolded (im2col) into a [InC·K·K, G·OH·OW] matrix, G images
+// side by side so that GEMM rows are at least a few hundred floats long
+// even for small feature maps, and multiplied by the [OutC, InC·K·K] weight
+// with gonum's float32 GEMM. The batch is split across Ctx.Workers
+// goroutines, each with its own scratch, so products stay cache-sized and
+// run serially inside each worker. Forward keeps the unfolded input for
+// Backward when it fits in ColumnCacheBytes, and rebuilds it otherwise.
+type Conv2d struct {
+	InC, OutC, K, Stride, Pad int
+	Weight                    *Param // [OutC, InC, K, K]
+	Bias                      *Param // [OutC], nil without bias
+	WeightInit                InitKind
+	// NoInputGrad skips the input gradient, for a net's first layer, whose
+	// input is data.
+	NoInputGrad bool
+
+	x, out, dx *Tensor
+	oh, ow     int
+	group      int       // images per GEMM
+	cols       []float32 // unfolded input of the whole batch, when cached
+	cached     bool
+	ws         []convScratch
+}
+
+// ColumnCacheBytes bounds the unfolded input one Conv2d keeps from Forward
+// to Backward. Keeping it saves rebuilding it (LeNet at batch 64 needs 4
+// MB per conv); a ResNet at a large batch would need gigabytes, so
+// larger ones are rebuilt.
+var ColumnCacheBytes = 16 << 20
+
+// minGEMMCols is the row length below which images are grouped into one
+// product: gonum's kernels run vectors of this length near their peak,
+// while an 8×8 map alone (64 floats) spends much of its time in calls.
+var minGEMMCols = 192
+
+type convScratch struct {
+	col, dcol []float32 // one group's unfolded input and its gradient
+	y, dy     []float32 // one group's output and output gradient, [OutC, G·P]
+	dw, db    []float32 // partial gradients of workers other than 0
+}
+
+// NewConv2d returns a convolution whose parameters are named name+".weight"
+// and name+".bias".
+func NewConv2d(name string, in, out, k, stride, pad int, bias bool) *Conv2d {
+	if in <= 0 || out <= 0 || k <= 0 || stride <= 0 || pad < 0 {
+		panic(fmt.Sprintf("nn: NewConv2d(%q, %d, %d, %d, %d, %d): bad geometry", name, in, out, k, stride, pad))
+	}
+	c := &Conv2d{InC: in, OutC: out, K: k, Stride: stride, Pad: pad,
+		Weight: newParam(name+".weight", out, in, k, k)}
+	if bias {
+		c.Bias = newParam(name+".bias", out)
+	}
+	return c
+}
+
+// OutSize is the output height (or width) for an input of size h.
+func (c *Conv2d) OutSize(h int) int { return ConvOut(h, c.K, c.Stride, c.Pad) }
+
+// ConvOut is the output size of a convolution or pooling window of size k
+// with the given stride and padding over an input of size h.
+func ConvOut(h, k, stride, pad int) int { return (h+2*pad-k)/stride + 1 }
+
+func (c *Conv2d) Params() []*Param {
+	if c.Bias == nil {
+		return []*Param{c.Weight}
+	}
+	return []*Param{c.Weight, c.Bias}
+}
+
+func (c *Conv2d) Init(rng *rand.Rand) {
+	fanIn, fanOut := c.InC*c.K*c.K, c.OutC*c.K*c.K
+	initWeight(c.WeightInit, rng, c.Weight.Data, fanIn, fanOut)
+	if c.Bias != nil {
+		uniform(rng, c.Bias.Data, 1/sqrt(float64(fanIn)))
+	}
+}
+
+// direct reports whether a lone image's unfolded input is the image itself.
+func (c *Conv2d) direct() bool { return c.K == 1 && c.Stride == 1 && c.Pad == 0 && c.group == 1 }
+
+// groups is the number of image groups in a batch of n.
+func (c *Conv2d) groups(n int) int { return (n + c.group - 1) / c.group }
+
+func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
+	n, h, w := dims4("Conv2d", x, c.InC)
+	oh, ow := c.OutSize(h), c.OutSize(w)
+	if oh <= 0 || ow <= 0 {
+		panic(fmt.Sprintf("nn: Conv2d %s: input %v too small for kernel %d", c.Weight.Name, x.Shape, c.K))
+	}
+	c.x, c.oh, c.ow = x, oh, ow
+	c.out = ensure(c.out, n, c.OutC, oh, ow)
+	p, kd := oh*ow, c.InC*c.K*c.K
+	c.group = max(1, min(n, (minGEMMCols+p-1)/p))
+	c.cached = !c.direct() && n*kd*p*4 <= ColumnCacheBytes
+	if c.cached {
+		c.cols = grow(c.cols, n*kd*p)
+	}
+	wts := c.Weight.Data
+	ng := c.groups(n)
+	c.scratch(splits(ctx.workers(), ng))
+	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
+		sc := &c.ws[wk]
+		for gi := lo; gi < hi; gi++ {
+			i0, g := gi*c.group, min(c.group, n-gi*c.group)
+			cols := g * p
+			col := c.unfold(x, i0, g, sc, true)
+			// One image writes straight into the output; a group computes
+			// [OutC, G·P] and scatters it to NCHW.
+			y, ldy := c.out.Data[i0*c.OutC*p:(i0+1)*c.OutC*p], p
+			if g > 1 {
+				sc.y = grow(sc.y, c.OutC*cols)
+				y, ldy = sc.y, cols
+			}
+			var beta float32
+			if c.Bias != nil {
+				for o, b := range c.Bias.Data {
+					fill(y[o*ldy:o*ldy+cols], b)
+				}
+				beta = 1
+			}
+			gemmSerial(false, false, c.OutC, cols, kd, 1, wts, kd, col, cols, beta, y, ldy)
+			if g > 1 {
+				for j := 0; j < g; j++ {
+					dst := c.out.Data[(i0+j)*c.OutC*p : (i0+j+1)*c.OutC*p]
+					for o := 0; o < c.OutC; o++ {
+						copy(dst[o*p:(o+1)*p], y[o*ldy+j*p:])
+					}
+				}
+			}
+		}
+	})
+	return c.out
+}
+
+func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
+	if c.x == nil {
+		panic("nn: Conv2d.Backward before Forward")
+	}
+	x := c.x
+	n, h, w := dims4("Conv2d", x, c.InC)
+	p, kd, inSize, outSize := c.oh*c.ow, c.InC*c.K*c.K, c.InC*h*w, c.OutC*c.oh*c.ow
+	if len(dy.Data) != n*outSize {
+		panic(fmt.Sprintf("nn: Conv2d %s: gradient shape %v, want %v", c.Weight.Name, dy.Shape, c.out.Shape))
+	}
+	if !c.NoInputGrad {
+		c.dx = ensure(c.dx, x.Shape...)
+	}
+	wts := c.Weight.Data
+	ng := c.groups(n)
+	nw := splits(ctx.workers(), ng)
+	c.scratch(nw)
+	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
+		sc := &c.ws[wk]
+		gw, gb := c.Weight.Grad, []float32(nil)
+		if c.Bias != nil {
+			gb = c.Bias.Grad
+		}
+		if wk > 0 {
+			// Other workers sum into private buffers, added in worker order
+			// below, so the result does not depend on scheduling.
+			sc.dw = grow(sc.dw, len(gw))
+			clear(sc.dw)
+			gw = sc.dw
+			if gb != nil {
+				sc.db = grow(sc.db, len(gb))
+				clear(sc.db)
+				gb = sc.db
+			}
+		}
+		for gi := lo; gi < hi; gi++ {
+			i0, g := gi*c.group, min(c.group, n-gi*c.group)
+			cols := g * p
+			// The group's output gradient as [OutC, G·P].
+			gy := dy.Data[i0*outSize : (i0+1)*outSize]
+			if g > 1 {
+				sc.dy = grow(sc.dy, c.OutC*cols)
+				for j := 0; j < g; j++ {
+					src := dy.Data[(i0+j)*outSize : (i0+j+1)*outSize]
+					for o := 0; o < c.OutC; o++ {
+						copy(sc.dy[o*cols+j*p:o*cols+(j+1)*p], src[o*p:])
+					}
+				}
+				gy = sc.dy
+			}
+			if gb != nil {
+				for o := range gb {
+					gb[o] += sum32(gy[o*cols : (o+1)*cols])
+				}
+			}
+			col := c.unfold(x, i0, g, sc, false)
+			// dW += dY · colᵀ
+			gemmSerial(false, true, c.OutC, kd, cols, 1, gy, cols, col, cols, 1, gw, kd)
+			if c.NoInputGrad {
+				continue
+			}
+			if c.direct() {
+				gemmSerial(true, false, kd, p, c.OutC, 1, wts, kd, gy, p, 0, c.dx.Data[i0*inSize:(i0+1)*inSize], p)
+				continue
+			}
+			// dcol = Wᵀ · dY, folded back onto each image.
+			sc.dcol = grow(sc.dcol, kd*cols)
+			gemmSerial(true, false, kd, cols, c.OutC, 1, wts, kd, gy, cols, 0, sc.dcol, cols)
+			for j := 0; j < g; j++ {
+				col2im(sc.dcol[j*p:], cols, c.InC, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, c.dx.Data[(i0+j)*inSize:(i0+j+1)*inSize])
+			}
+		}
+	})
+	for wk := 1; wk < nw; wk++ {
+		axpy(1, c.ws[wk].dw, c.Weight.Grad)
+		if c.Bias != nil {
+			axpy(1, c.ws[wk].db, c.Bias.Grad)
+		}
+	}
+	ctx.Ready(c.Weight, c.Bias)
+	if c.NoInputGrad {
+		return nil
+	}
+	return c.dx
+}
+
+func (c *Conv2d) scratch(workers int) {
+	if len(c.ws) < workers {
+		c.ws = append(c.ws, make([]convScratch, workers-len(c.ws))...)
+	}
+}
+
+// unfold returns the [InC·K·K, g·P] im2col matrix of images [i0, i0+g):
+// the image itself for a lone image under a 1×1 stride-1 unpadded kernel;
+// else the batch cache (filled when forward is set) or sc.col, rebuilt.
+func (c *Conv2d) unfold(x *Tensor, i0, g int, sc *convScratch, forward bool) []float32 {
+	h, w := x.Shape[2], x.Shape[3]
+	inSize, p, kd := c.InC*h*w, c.oh*c.ow, c.InC*c.K*c.K
+	if c.direct() {
+		return x.Data[i0*inSize : (i0+1)*inSize]
+	}
+	var col []float32
+	if c.cached {
+		col = c.cols[i0*kd*p : (i0+g)*kd*p]
+		if !forward {
+			return col
+		}
+	} else {
+		sc.col = grow(sc.col, kd*g*p)
+		col = sc.col
+	}
+	for j := 0; j < g; j++ {
+		im2col(x.Data[(i0+j)*inSize:(i0+j+1)*inSize], c.InC, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, col[j*p:], g*p)
+	}
+	return col
+}
+
+// im2col writes the [c·k·k, oh·ow] patch matrix of one c×h×w image into
+// col, whose rows are ld apart: row (ci, ki, kj) holds, for every output
+// position, the input pixel that kernel tap meets, or 0 in the padding.
+func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) {
+	p := oh * ow
+	if s == 1 && pad == 0 {
+		// Every tap is inside the image: straight row copies (LeNet).
+		for ci := 0; ci < c; ci++ {
+			xc := x[ci*h*w : (ci+1)*h*w]
+			for ki := 0; ki < k; ki++ {
+				for kj := 0; kj < k; kj++ {
+					row := col[((ci*k+ki)*k+kj)*ld:]
+					src := xc[ki*w+kj:]
+					for oy := 0; oy < oh; oy++ {
+						copy(row[oy*ow:oy*ow+ow], src[oy*w:])
+					}
+				}
+			}
+		}
+		return
+	}
+	r := 0
+	for ci := 0; ci < c; ci++ {
+		xc := x[ci*h*w : (ci+1)*h*w]
+		for ki := 0; ki < k; ki++ {
+			for kj := 0; kj < k; kj++ {
+				row := col[r*ld : r*ld+p]
+				r++
+				// Output columns whose tap lands inside the row: the same
+				// for every output row, so computed once.
+				lo, hi := validRange(ow, w, s, pad, kj)
+				off := lo*s - pad + kj // input column of output column lo
+				for oy := 0; oy < oh; oy++ {
+					dst := row[oy*ow : (oy+1)*ow]
+					iy := oy*s - pad + ki
+					if iy < 0 || iy >= h || lo >= hi {
+						clear(dst)
+						continue
+					}
+					if lo > 0 {
+						clear(dst[:lo])
+					}
+					if hi < ow {
+						clear(dst[hi:])
+					}
+					d := dst[lo:hi]
+					if s == 1 {
+						copy(d, xc[iy*w+off:])
+						continue
+					}
+					src := xc[iy*w:]
+					for j, ix := 0, off; j < len(d); j, ix = j+1, ix+s {
+						d[j] = src[ix]
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im is im2col's adjoint: it sums each patch-matrix entry (rows ld
+// apart) back onto the input pixel it came from, overwriting x.
+func col2im(col []float32, ld, c, h, w, k, s, pad, oh, ow int, x []float32) {
+	clear(x)
+	p := oh * ow
+	if s == 1 && pad == 0 {
+		for ci := 0; ci < c; ci++ {
+			xc := x[ci*h*w : (ci+1)*h*w]
+			for ki := 0; ki < k; ki++ {
+				for kj := 0; kj < k; kj++ {
+					row := col[((ci*k+ki)*k+kj)*ld:]
+					dst := xc[ki*w+kj:]
+					for oy := 0; oy < oh; oy++ {
+						src := row[oy*ow : oy*ow+ow]
+						d := dst[oy*w : oy*w+len(src)]
+						for j, v := range src {
+							d[j] += v
+						}
+					}
+				}
+			}
+		}
+		return
+	}
+	r := 0
+	for ci := 0; ci < c; ci++ {
+		xc := x[ci*h*w : (ci+1)*h*w]
+		for ki := 0; ki < k; ki++ {
+			for kj := 0; kj < k; kj++ {
+				row := col[r*ld : r*ld+p]
+				r++
+				lo, hi := validRange(ow, w, s, pad, kj)
+				if lo >= hi {
+					continue
+				}
+				off := lo*s - pad + kj
+				n := hi - lo
+				for oy := 0; oy < oh; oy++ {
+					iy := oy*s - pad + ki
+					if iy < 0 || iy >= h {
+						continue
+					}
+					src := row[oy*ow+lo : oy*ow+lo+n]
+					if s == 1 {
+						d := xc[iy*w+off : iy*w+off+len(src)]
+						for j, v := range src {
+							d[j] += v
+						}
+						continue
+					}
+					d := xc[iy*w:]
+					for j, ix := 0, off; j < len(src); j, ix = j+1, ix+s {
+						d[ix] += src[j]
+					}
+				}
+			}
+		}
+	}
+}
+
+// validRange is the range [lo, hi) of output columns ox for which the input
+// column ox·s − pad + kj lies in [0, w).
+func validRange(ow, w, s, pad, kj int) (lo, hi int) {
+	// ox·s ≥ pad − kj  and  ox·s ≤ w − 1 + pad − kj
+	lo = 0
+	if d := pad - kj; d > 0 {
+		lo = (d + s - 1) / s
+	}
+	hi = ow
+	if top := w - 1 + pad - kj; top < 0 {
+		hi = 0
+	} else {
+		hi = min(ow, top/s+1)
+	}
+	if lo > hi {
+		lo = hi
+	}
+	return lo, hi
+}

@@ -1,0 +1,163 @@
+package nn
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// Tile sizes for gemmSerial. Gonum's Sgemm spreads a product over goroutines
+// once it spans four or more 64×64 blocks of C; a tile of at most 64×192
+// stays below that, so each batch worker runs its own products serially and
+// the two levels of parallelism do not fight. kc keeps a 64×192 panel of B in
+// L2 while the rows of C sweep over it.
+const (
+	tileM = 64
+	tileN = 192
+	tileK = 256
+
+	tileMTransA = 32
+	tileKDot    = 1024
+)
+
+// gemmSerial computes C = alpha·op(A)·op(B) + beta·C on the calling
+// goroutine. A is m×k (k×m when transA), B is k×n (n×k when transB), C is
+// m×n; lda, ldb and ldc are their row strides.
+func gemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if beta != 1 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			if beta == 0 {
+				clear(row)
+				continue
+			}
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+	if k == 0 || alpha == 0 {
+		return
+	}
+	tA, tB := blas.NoTrans, blas.NoTrans
+	if transA {
+		tA = blas.Trans
+	}
+	if transB {
+		tB = blas.Trans
+	}
+	// Equal tiles: 256 columns as 128+128 rather than 192+64, whose short
+	// second tile would run gonum's kernels on short vectors.
+	tm := tileM
+	if transA && !transB {
+		// Aᵀ·B sweeps all of a C tile once per k: keep the tile in L1.
+		tm = tileMTransA
+	}
+	tk := tileK
+	if !transA && transB {
+		// A·Bᵀ is dot products along k: longer dots, fewer calls.
+		tk = tileKDot
+	}
+	mt, nt, kt := balancedTile(m, tm), balancedTile(n, tileN), balancedTile(k, tk)
+	for i0 := 0; i0 < m; i0 += mt {
+		mi := min(mt, m-i0)
+		for j0 := 0; j0 < n; j0 += nt {
+			nj := min(nt, n-j0)
+			cs := blas32.General{Rows: mi, Cols: nj, Stride: ldc, Data: c[i0*ldc+j0:]}
+			for l0 := 0; l0 < k; l0 += kt {
+				kl := min(kt, k-l0)
+				as := blas32.General{Stride: lda}
+				if transA {
+					as.Rows, as.Cols, as.Data = kl, mi, a[l0*lda+i0:]
+				} else {
+					as.Rows, as.Cols, as.Data = mi, kl, a[i0*lda+l0:]
+				}
+				bs := blas32.General{Stride: ldb}
+				if transB {
+					bs.Rows, bs.Cols, bs.Data = nj, kl, b[j0*ldb+l0:]
+				} else {
+					bs.Rows, bs.Cols, bs.Data = kl, nj, b[l0*ldb+j0:]
+				}
+				blas32.Gemm(tA, tB, alpha, trimGeneral(as), trimGeneral(bs), 1, cs)
+			}
+		}
+	}
+}
+
+// balancedTile splits n into the fewest tiles of at most max and returns
+// their common size, rounded up to a multiple of 8 for the SIMD kernels.
+func balancedTile(n, max int) int {
+	tiles := (n + max - 1) / max
+	t := (n + tiles - 1) / tiles
+	if r := t % 8; r != 0 && t+8-r <= max {
+		t += 8 - r
+	}
+	return t
+}
+
+// trimGeneral cuts g.Data to the extent gonum checks, so views that start
+// inside a larger matrix pass its length checks exactly.
+func trimGeneral(g blas32.General) blas32.General {
+	if g.Rows > 0 && g.Cols > 0 {
+		g.Data = g.Data[:(g.Rows-1)*g.Stride+g.Cols]
+	}
+	return g
+}
+
+// gemm is a whole-matrix product that lets gonum parallelise internally; it
+// is used where the batch is not split across workers (Linear).
+func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	tA, tB := blas.NoTrans, blas.NoTrans
+	ar, ac := m, k
+	if transA {
+		tA = blas.Trans
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		tB = blas.Trans
+		br, bc = n, k
+	}
+	if k == 0 {
+		gemmSerial(false, false, m, n, 0, 0, nil, 1, nil, 1, beta, c, ldc)
+		return
+	}
+	blas32.Gemm(tA, tB, alpha,
+		trimGeneral(blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a}),
+		trimGeneral(blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b}),
+		beta, trimGeneral(blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c}))
+}
+
+// parallel splits [0, n) into at most workers contiguous ranges and runs
+// f(worker, lo, hi) for each, worker 0 on the calling goroutine. The split
+// depends only on n and workers, never on scheduling, so reductions done per
+// worker and then summed in worker order are reproducible.
+func parallel(workers, n int, f func(w, lo, hi int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		if n > 0 {
+			f(0, 0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
+		go func() {
+			defer wg.Done()
+			f(w, w*n/workers, (w+1)*n/workers)
+		}()
+	}
+	f(0, 0, n/workers)
+	wg.Wait()
+}
+
+// splits reports how many ranges parallel(workers, n, …) uses.
+func splits(workers, n int) int { return max(1, min(workers, n)) }
