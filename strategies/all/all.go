@@ -3,4 +3,5 @@ package all
 
 import (
 	_ "github.com/distbench/distbench/strategies/ring"
+	_ "github.com/distbench/distbench/strategies/tree"
 )
