@@ -13,4 +13,10 @@
 // against a naive reference. Inputs are small integers chosen so that every
 // reduction is exact in every dtype (bfloat16 included), so a single wrong
 // element is a bug, not rounding.
+//
+// For golden schedule tests, [ScheduleWorld] is a transport world that
+// delivers messages one synchronous step at a time inside a testing/synctest
+// bubble and prints who sent which elements to whom in each step; [Golden]
+// compares such output with a file under testdata/, or rewrites it under a
+// test's -update flag.
 package collectivetest

@@ -1,12 +1,10 @@
 package ring
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
-	"github.com/distbench/distbench/internal/units"
 )
 
 // Name is the strategy's registered name.
@@ -17,26 +15,12 @@ const Name = "ring"
 // each other; below 128 KiB per-message costs dominate.
 const DefaultChunk = 1 << 20
 
-func init() { collective.Register(Name, strategy{}) }
-
-type strategy struct{}
-
-func (strategy) Description() string {
-	return "ring allreduce (reduce-scatter + all-gather), chunked and pipelined; chain broadcast and reduce"
-}
-
-func (strategy) ValidateOptions(opts map[string]string) error {
-	_, err := parseOptions(opts)
-	return err
-}
-
-func (strategy) New(ctx context.Context, cfg collective.Config) (collective.Comm, error) {
-	o, err := parseOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
-	return core.New(Name, cfg, func(g *core.Group) (core.Algorithms, error) {
-		return &algorithms{chunk: o.chunk}, nil
+func init() {
+	collective.Register(Name, core.Strategy[options]{
+		Name:       Name,
+		Summary:    "ring allreduce (reduce-scatter + all-gather), chunked and pipelined; chain broadcast and reduce",
+		Options:    parseOptions,
+		Algorithms: func(o options) core.Algorithms { return &algorithms{chunk: o.chunk} },
 	})
 }
 
@@ -47,14 +31,11 @@ func parseOptions(opts map[string]string) (options, error) {
 	for k, v := range opts {
 		switch k {
 		case "chunk":
-			n, err := units.ParseBytes(v)
+			n, err := core.ParseChunk(v)
 			if err != nil {
-				return o, fmt.Errorf("option chunk: %w", err)
+				return o, err
 			}
-			if n < 64 || n > 1<<30 {
-				return o, fmt.Errorf("option chunk=%s out of range (accepted: 64B to 1GiB)", v)
-			}
-			o.chunk = int(n)
+			o.chunk = n
 		default:
 			return o, fmt.Errorf("unknown option %q (accepted: chunk)", k)
 		}

@@ -1,12 +1,10 @@
 package tree
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
-	"github.com/distbench/distbench/internal/units"
 )
 
 // Name is the strategy's registered name.
@@ -20,26 +18,12 @@ const Name = "tree"
 // tree's pipeline (depth × chunk) four times sooner.
 const DefaultChunk = 256 << 10
 
-func init() { collective.Register(Name, strategy{}) }
-
-type strategy struct{}
-
-func (strategy) Description() string {
-	return "double binary tree (NCCL) or recursive doubling allreduce; binomial broadcast, reduce, gather, scatter"
-}
-
-func (strategy) ValidateOptions(opts map[string]string) error {
-	_, err := parseOptions(opts)
-	return err
-}
-
-func (strategy) New(ctx context.Context, cfg collective.Config) (collective.Comm, error) {
-	o, err := parseOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
-	return core.New(Name, cfg, func(g *core.Group) (core.Algorithms, error) {
-		return &algorithms{algo: o.algo, chunk: o.chunk}, nil
+func init() {
+	collective.Register(Name, core.Strategy[options]{
+		Name:       Name,
+		Summary:    "double binary tree (NCCL) or recursive doubling allreduce; binomial broadcast, reduce, gather, scatter",
+		Options:    parseOptions,
+		Algorithms: func(o options) core.Algorithms { return &algorithms{algo: o.algo, chunk: o.chunk} },
 	})
 }
 
@@ -81,14 +65,11 @@ func parseOptions(opts map[string]string) (options, error) {
 			}
 			o.algo = a
 		case "chunk":
-			n, err := units.ParseBytes(v)
+			n, err := core.ParseChunk(v)
 			if err != nil {
-				return o, fmt.Errorf("option chunk: %w", err)
+				return o, err
 			}
-			if n < 64 || n > 1<<30 {
-				return o, fmt.Errorf("option chunk=%s out of range (accepted: 64B to 1GiB)", v)
-			}
-			o.chunk = int(n)
+			o.chunk = n
 		default:
 			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk)", k)
 		}

@@ -1,0 +1,288 @@
+package collectivetest
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/distbench/distbench/collective"
+)
+
+// ScheduleWorld is an in-memory transport world that moves messages only when
+// its driver says so and records them, so that a test can print the schedule
+// a strategy's algorithm follows (who sends what to whom, step by step) and
+// compare it with a golden file (see [Golden]).
+//
+// The recording is deterministic. It runs in a testing/synctest bubble, where
+// synctest.Wait tells when every rank is blocked, and [ScheduleWorld.Drive]
+// moves messages only then, one step at a time, in a fixed order. The model
+// is synchronous: a message sent during step s is transferred in step s+1 at
+// the earliest, and each directed link carries one message per step (the
+// oldest first, then the lowest tag), so a rank that has several chunks for
+// one peer sends them in successive steps, as a link of finite bandwidth
+// would.
+//
+// [ScheduleWorld.Format] names the elements a message carries from its bytes,
+// so the tensors must be float32 and every element must hold its own index
+// plus one. With the operation max (or a broadcast), every partial result
+// does too, and a message reads as x[a:b].
+//
+// Typical use, inside synctest.Test:
+//
+//	w := collectivetest.NewScheduleWorld(n)
+//	... build comms[r] on w.Transport(r) ...
+//	w.Run(t, comms, func(r int, c collective.Comm) error { return c.AllReduce(t.Context(), x[r], collective.Max) })
+//	collectivetest.Golden(t, "testdata/allreduce.txt", w.Format(), *update)
+type ScheduleWorld struct {
+	ranks []*scheduleTransport
+
+	mu      sync.Mutex
+	step    int
+	queued  map[[2]int][]scheduleMsg // per directed link (src, dst), in send order
+	boxes   map[scheduleKey][][]byte // delivered, per (dst, src, tag)
+	changed []chan struct{}          // per rank: closed and replaced on a delivery to it
+	log     []scheduleMsg
+	failed  error
+}
+
+type scheduleKey struct {
+	dst, src int
+	tag      uint64
+}
+
+type scheduleMsg struct {
+	src, dst   int
+	tag        uint64
+	data       []byte
+	sent, step int // the step it was sent in, and transferred in
+}
+
+// NewScheduleWorld returns a world of n ranks.
+func NewScheduleWorld(n int) *ScheduleWorld {
+	w := &ScheduleWorld{
+		queued:  map[[2]int][]scheduleMsg{},
+		boxes:   map[scheduleKey][][]byte{},
+		changed: make([]chan struct{}, n),
+	}
+	for r := range n {
+		w.ranks = append(w.ranks, &scheduleTransport{w: w, rank: r})
+		w.changed[r] = make(chan struct{})
+	}
+	return w
+}
+
+// Transport returns rank's end of the world.
+func (w *ScheduleWorld) Transport(rank int) collective.Transport { return w.ranks[rank] }
+
+// Run calls op on every rank at once, each with its own communicator (comms[r]
+// for rank r), calls Drive, waits for every op to return and closes the
+// communicators. It fails t with the first rank's error. It must be called
+// inside a synctest bubble, with that bubble's t.
+func (w *ScheduleWorld) Run(t testing.TB, comms []collective.Comm, op func(rank int, c collective.Comm) error) {
+	t.Helper()
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Go(func() { errs[r] = op(r, c) })
+	}
+	w.Drive()
+	wg.Wait()
+	for _, c := range comms {
+		c.Close()
+	}
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+}
+
+// Drive moves messages until none is left to move: each time every rank is
+// blocked, every link with messages queued transfers its oldest one. It must
+// be called inside a synctest bubble, while the ranks run in goroutines of
+// that bubble.
+func (w *ScheduleWorld) Drive() {
+	for {
+		synctest.Wait()
+		w.mu.Lock()
+		links := make([][2]int, 0, len(w.queued))
+		for l, q := range w.queued {
+			if len(q) > 0 {
+				links = append(links, l)
+			}
+		}
+		if len(links) == 0 {
+			w.mu.Unlock()
+			return
+		}
+		w.step++
+		slices.SortFunc(links, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+		for _, l := range links {
+			q := w.queued[l]
+			i := 0
+			for j, m := range q {
+				if m.sent < q[i].sent || m.sent == q[i].sent && m.tag < q[i].tag {
+					i = j
+				}
+			}
+			m := q[i]
+			w.queued[l] = slices.Delete(q, i, i+1)
+			m.step = w.step
+			w.log = append(w.log, m)
+			k := scheduleKey{m.dst, m.src, m.tag}
+			w.boxes[k] = append(w.boxes[k], m.data)
+			close(w.changed[m.dst])
+			w.changed[m.dst] = make(chan struct{})
+		}
+		w.mu.Unlock()
+	}
+}
+
+// Format writes the messages transferred so far, one line per message,
+// grouped by step: source and destination rank, channel (the low byte of the
+// tag, as internal/core numbers its channels), the elements carried and the
+// size in bytes. A header line explains the columns and a trailer counts the
+// steps and messages.
+func (w *ScheduleWorld) Format() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b bytes.Buffer
+	b.WriteString("# step s: the messages transferred in step s: src -> dst, channel, elements, bytes\n")
+	step := 0
+	for _, m := range w.log {
+		if m.step != step {
+			step = m.step
+			fmt.Fprintf(&b, "step %d\n", step)
+		}
+		fmt.Fprintf(&b, "  %d -> %d  ch%d  %-8s %3d B\n", m.src, m.dst, m.tag&0xff, elements(m.data), len(m.data))
+	}
+	fmt.Fprintf(&b, "# %d steps, %d messages\n", step, len(w.log))
+	return b.String()
+}
+
+// elements names the elements a message carries from their values (index+1).
+func elements(data []byte) string {
+	x := collective.Tensor{DType: collective.Float32, Data: data}
+	if x.Count() == 0 {
+		return "x[]"
+	}
+	first := int(x.Float64At(0)) - 1
+	for i := range x.Count() {
+		if int(x.Float64At(i))-1 != first+i {
+			return fmt.Sprintf("x?%v", x.Float32s()) // not a contiguous range: show the values
+		}
+	}
+	return fmt.Sprintf("x[%d:%d]", first, first+x.Count())
+}
+
+// scheduleTransport is one rank's end of a ScheduleWorld.
+type scheduleTransport struct {
+	w    *ScheduleWorld
+	rank int
+}
+
+var _ collective.Transport = (*scheduleTransport)(nil)
+
+func (t *scheduleTransport) Rank() int           { return t.rank }
+func (t *scheduleTransport) Size() int           { return len(t.w.ranks) }
+func (t *scheduleTransport) PeerAddr(int) string { return "" }
+func (t *scheduleTransport) Close() error        { return nil }
+
+func (t *scheduleTransport) Abort(err error) {
+	w := t.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = fmt.Errorf("rank %d aborted: %w", t.rank, err)
+		for r := range w.changed {
+			close(w.changed[r])
+			w.changed[r] = make(chan struct{})
+		}
+	}
+}
+
+func (t *scheduleTransport) Send(ctx context.Context, peer int, tag uint64, data []byte) error {
+	w := t.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed != nil {
+		return w.failed
+	}
+	l := [2]int{t.rank, peer}
+	w.queued[l] = append(w.queued[l], scheduleMsg{src: t.rank, dst: peer, tag: tag, data: bytes.Clone(data), sent: w.step})
+	return nil
+}
+
+func (t *scheduleTransport) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error {
+	w := t.w
+	k := scheduleKey{t.rank, peer, tag}
+	for {
+		w.mu.Lock()
+		if q := w.boxes[k]; len(q) > 0 {
+			w.boxes[k] = q[1:]
+			w.mu.Unlock()
+			if len(q[0]) != len(buf) {
+				return &collective.MismatchError{What: "message size in bytes", Want: int64(len(buf)), Got: int64(len(q[0]))}
+			}
+			copy(buf, q[0])
+			return nil
+		}
+		if w.failed != nil {
+			w.mu.Unlock()
+			return w.failed
+		}
+		ch := w.changed[t.rank]
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Golden compares got with the file at path, or, when update is set (a test's
+// -update flag), rewrites the file with got. A difference fails t and lists
+// the lines that differ.
+func Golden(t testing.TB, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s: output changed (run with -update to accept):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff lists the lines of want and got that differ, position by position.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := range max(len(wl), len(gl)) {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			fmt.Fprintf(&b, "line %d:\n  - %s\n  + %s\n", i+1, w, g)
+		}
+	}
+	return b.String()
+}

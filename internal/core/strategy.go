@@ -1,0 +1,74 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/units"
+)
+
+// Strategy is the collective.Strategy of a strategy that is nothing but its
+// options and its algorithms. It describes itself ([collective.Describer]),
+// checks options before any process starts ([collective.OptionValidator]) and
+// builds a [Group]:
+//
+//	func init() {
+//		collective.Register(Name, core.Strategy[options]{
+//			Name: Name, Summary: "...", Options: parseOptions,
+//			Algorithms: func(o options) core.Algorithms { return &algorithms{chunk: o.chunk} },
+//		})
+//	}
+type Strategy[O any] struct {
+	Name    string // the registered name, which errors carry
+	Summary string // the one line `distbench strategies` shows
+	// Options reads and checks the strategy's options; an unknown key is an
+	// error that lists the accepted ones.
+	Options func(opts map[string]string) (O, error)
+	// Algorithms returns the algorithms of one group, given the options.
+	Algorithms func(o O) Algorithms
+}
+
+var (
+	_ collective.Strategy        = Strategy[struct{}]{}
+	_ collective.Describer       = Strategy[struct{}]{}
+	_ collective.OptionValidator = Strategy[struct{}]{}
+)
+
+// Description returns s.Summary.
+func (s Strategy[O]) Description() string { return s.Summary }
+
+// ValidateOptions reports whether s.Options accepts opts.
+func (s Strategy[O]) ValidateOptions(opts map[string]string) error {
+	_, err := s.Options(opts)
+	return err
+}
+
+// New reads cfg.Options and builds a communicator on s.Algorithms.
+func (s Strategy[O]) New(ctx context.Context, cfg collective.Config) (collective.Comm, error) {
+	o, err := s.Options(cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	return New(s.Name, cfg, func(*Group) (Algorithms, error) { return s.Algorithms(o), nil })
+}
+
+// The range of the chunk option ParseChunk accepts.
+const (
+	MinChunk = 64
+	MaxChunk = 1 << 30
+)
+
+// ParseChunk parses the value of a strategy's "chunk" option, a pipeline
+// chunk size such as 256KiB (see units.ParseBytes), from MinChunk to MaxChunk
+// bytes.
+func ParseChunk(value string) (int, error) {
+	n, err := units.ParseBytes(value)
+	if err != nil {
+		return 0, fmt.Errorf("option chunk: %w", err)
+	}
+	if n < MinChunk || n > MaxChunk {
+		return 0, fmt.Errorf("option chunk=%s out of range (accepted: %s to %s)", value, units.FormatBytes(MinChunk), units.FormatBytes(MaxChunk))
+	}
+	return int(n), nil
+}
