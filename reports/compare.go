@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -24,6 +25,23 @@ type CompareOptions struct {
 	// Alpha is the significance level of the Mann-Whitney U test; 0 means
 	// 0.05.
 	Alpha float64
+	// NoiseFactor scales each point's own noise into its threshold: a change
+	// counts only beyond NoiseFactor × the larger robust spread of the two
+	// runs' samples (interquartile range / 1.349, relative to the median:
+	// the standard deviation's estimate that a few slow outliers do not
+	// inflate), and beyond Threshold. Samples of one run share its machine's
+	// state, so a rank test over them sees drift between runs as
+	// significant. On a shared 2-core machine under load, 20 pairs of
+	// same-build sweeps of the default plan (bench/compare-trials.sh)
+	// flagged a "regression" in 19 of 20 pairs at Threshold alone, 7 at
+	// factor 3, 2 at 4 and 1 at 5, while links shaped from 1Gbit to 800Mbit
+	// (20–28% slower) were still caught at factor 5 at five bandwidth-bound
+	// points. 0 means DefaultNoiseFactor; negative disables it.
+	NoiseFactor float64
+	// IgnoreLink matches points regardless of their network shaping, to
+	// compare one network with another. Compare does so by itself when each
+	// run is shaped alike throughout and the two differ.
+	IgnoreLink bool
 	// MissingIsRegression makes a point that the base run measured and the
 	// new run lacks, or failed, count as a regression. Off by default, as
 	// sweeps are often narrowed on purpose; turn it on in CI, where a
@@ -34,7 +52,41 @@ type CompareOptions struct {
 // DefaultCompareOptions are the options `distbench compare` uses unless told
 // otherwise: a 5% threshold at alpha 0.05.
 func DefaultCompareOptions() CompareOptions {
-	return CompareOptions{Threshold: 0.05, Alpha: 0.05}
+	return CompareOptions{Threshold: 0.05, Alpha: 0.05, NoiseFactor: DefaultNoiseFactor}
+}
+
+// DefaultNoiseFactor is CompareOptions.NoiseFactor's default; see there for
+// the measurement that chose it.
+const DefaultNoiseFactor = 5
+
+// effectiveThreshold is the change a point must exceed to count.
+func (o CompareOptions) effectiveThreshold(base, new []float64) float64 {
+	t := o.Threshold
+	if o.NoiseFactor > 0 {
+		t = max(t, o.NoiseFactor*max(robustSpread(base), robustSpread(new)))
+	}
+	return t
+}
+
+// robustSpread is the interquartile range over 1.349 (a normal
+// distribution's standard deviation), relative to the median.
+func robustSpread(samples []float64) float64 {
+	if len(samples) < 4 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	q := func(p float64) float64 {
+		i := p * float64(len(s)-1)
+		lo := int(i)
+		hi := min(lo+1, len(s)-1)
+		return s[lo] + (s[hi]-s[lo])*(i-float64(lo))
+	}
+	med := q(0.5)
+	if med <= 0 {
+		return 0
+	}
+	return (q(0.75) - q(0.25)) / 1.349 / med
 }
 
 // Verdict is Compare's conclusion about one point.
@@ -64,8 +116,11 @@ type PointComparison struct {
 	// not computable.
 	Change, ChangeLo, ChangeHi float64
 
-	P      float64 // Mann-Whitney U p-value; 1 when not tested
-	N1, N2 int     // sample sizes
+	P float64 // Mann-Whitney U p-value; 1 when not tested
+	// Threshold is the change this point had to exceed: the options'
+	// Threshold, raised to NoiseFactor × its runs' larger robust spread.
+	Threshold float64
+	N1, N2    int // sample sizes
 
 	Verdict   Verdict
 	Regressed bool
@@ -121,6 +176,9 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
 	}
+	if o.NoiseFactor == 0 {
+		o.NoiseFactor = DefaultNoiseFactor
+	}
 	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
 		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and threshold %v >= 0", o.Alpha, o.Threshold)
 	}
@@ -135,7 +193,14 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	c := &Comparison{BaseDir: baseDir, NewDir: newDir, BaseEnv: base.Env, NewEnv: nw.Env, Options: o}
 	c.Notes = runNotes(base, nw)
 
-	bIdx, nIdx := indexPoints(base), indexPoints(nw)
+	ignoreLink := o.IgnoreLink
+	if bl, nl := runLinks(base), runLinks(nw); len(bl) == 1 && len(nl) == 1 && bl[0] != nl[0] {
+		// Each run is shaped alike throughout, to different links: the
+		// question is what the other network does to the same points.
+		ignoreLink = true
+		c.Notes = append(c.Notes, fmt.Sprintf("points are matched across links: base %s, new %s", linkName(bl[0]), linkName(nl[0])))
+	}
+	bIdx, nIdx := indexPoints(base, ignoreLink), indexPoints(nw, ignoreLink)
 	var keys []string
 	for k := range bIdx {
 		keys = append(keys, k)
@@ -152,13 +217,37 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	return c, nil
 }
 
+// linkSegment is the link part of a point id ("/link=1Gbit,25us").
+var linkSegment = regexp.MustCompile(`/link=[^/]*`)
+
+// runLinks lists the distinct links of a run's collective points.
+func runLinks(run *results.Run) []string {
+	seen := map[string]bool{}
+	var links []string
+	for i := range run.Records {
+		r := &run.Records[i]
+		if r.Kind == results.KindCollective && !seen[r.Link] {
+			seen[r.Link] = true
+			links = append(links, r.Link)
+		}
+	}
+	return links
+}
+
+func linkName(l string) string {
+	if l == "" {
+		return "unshaped"
+	}
+	return l
+}
+
 // indexed is what a run holds about one point: its last successful record
 // and, if the last attempt failed, that one.
 type indexed struct {
 	ok, failed *results.Record
 }
 
-func indexPoints(run *results.Run) map[string]*indexed {
+func indexPoints(run *results.Run, ignoreLink bool) map[string]*indexed {
 	idx := map[string]*indexed{}
 	for i := range run.Records {
 		r := &run.Records[i]
@@ -166,6 +255,12 @@ func indexPoints(run *results.Run) map[string]*indexed {
 			continue
 		}
 		k := PointKey(r)
+		if ignoreLink {
+			k = linkSegment.ReplaceAllString(k, "")
+			if r.Link != "" {
+				k = strings.TrimSuffix(k, "/"+r.Link)
+			}
+		}
 		e := idx[k]
 		if e == nil {
 			e = &indexed{}
@@ -251,10 +346,11 @@ func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
 		pc.Notes = append(pc.Notes, w.Error())
 	}
 	significant := res.P < o.Alpha
+	pc.Threshold = o.effectiveThreshold(bs, ns)
 	switch {
-	case significant && pc.Change > o.Threshold:
+	case significant && pc.Change > pc.Threshold:
 		pc.Verdict, pc.Regressed = Worse, true
-	case significant && pc.Change < -o.Threshold:
+	case significant && pc.Change < -pc.Threshold:
 		pc.Verdict = Better
 	default:
 		pc.Verdict = Same

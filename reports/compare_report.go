@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,15 +19,19 @@ const CompareFile = "compare.md"
 // writes nothing, so that a read-only baseline (a CI artifact) can be
 // compared with anything.
 func (c *Comparison) WriteReport(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	var m md
 	m.h(1, fmt.Sprintf("distbench compare: %s → %s", c.BaseDir, c.NewDir))
 	if err := c.writeEnvTable(&m); err != nil {
 		return err
 	}
 	o := c.Options
-	m.p("A point **regressed** when its median time grew by more than %s and a Mann-Whitney U test over the per-iteration samples "+
+	m.p("A point **regressed** when its median time grew by more than %s, and by more than %v× the larger robust spread "+
+		"(IQR/1.349, relative to the median) of its two runs' samples, its own noise, and a Mann-Whitney U test over the per-iteration samples "+
 		"rejects \"no change\" at α = %v. Changes are of the median time (positive: slower); the interval is a 95%% bootstrap "+
-		"confidence interval of that change. busbw is as recorded.", num(100*o.Threshold)+"%", o.Alpha)
+		"confidence interval of that change. busbw is as recorded.", num(100*o.Threshold)+"%", o.NoiseFactor, o.Alpha)
 	regs := c.Regressions()
 	summary := fmt.Sprintf("**%d regression(s)**, %d improvement(s), %d unchanged, %d missing, of %d points.",
 		len(regs), c.Count(Better), c.Count(Same), c.Count(Missing), len(c.Points))

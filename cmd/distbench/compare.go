@@ -21,6 +21,8 @@ type compareFlags struct {
 	threshold, out string
 	alpha          float64
 	missing        bool
+	ignoreLink     bool
+	noise          float64
 }
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {
@@ -47,6 +49,8 @@ regressed, 0 when none did, and 2 on bad input.`,
 	fl.Float64Var(&f.alpha, "alpha", def.Alpha, "significance level of the test, in (0, 1)")
 	fl.StringVar(&f.out, "out", "", "directory for compare.md and its plot (default: NEW)")
 	fl.BoolVar(&f.missing, "missing-is-regression", false, "count a point that BASE measured and NEW lacks or failed as a regression (for CI)")
+	fl.BoolVar(&f.ignoreLink, "ignore-link", false, "match points regardless of network shaping (automatic when each run has one link and they differ)")
+	fl.Float64Var(&f.noise, "noise-factor", reports.DefaultNoiseFactor, "a change must also exceed this many times the point's own robust spread; negative disables")
 	return cmd
 }
 
@@ -81,7 +85,8 @@ func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
 			return usageError{err}
 		}
 	}
-	c, err := reports.Compare(base, nw, reports.CompareOptions{Threshold: thr, Alpha: f.alpha, MissingIsRegression: f.missing})
+	c, err := reports.Compare(base, nw, reports.CompareOptions{Threshold: thr, Alpha: f.alpha, MissingIsRegression: f.missing,
+		IgnoreLink: f.ignoreLink, NoiseFactor: f.noise})
 	if err != nil {
 		// Compare only reads: what it refuses is the input (a damaged
 		// file, a newer schema).
