@@ -1,0 +1,116 @@
+// Package ps is the parameter-server strategy: k servers hold shards of
+// every tensor, workers push to them and pull from them, and the servers do
+// the reduction, as in the parameter servers of DistBelief, MXNet's KVStore
+// and BytePS. It speaks gRPC.
+//
+// # Roles and placement
+//
+// Servers are either colocated (the default: worker i < k also runs server
+// i, in-process, a goroutine started by New) or dedicated (k extra
+// processes beside the np workers, as BytePS's CPU servers: a launcher asks
+// ServerProcesses how many, starts them and calls Serve in each). Servers
+// publish host:port under "ps/server/<i>" in the job's rendezvous store;
+// workers read them there, dial, and check with a hello that each server is
+// the one they expect, of a job of their size. New never waits for another
+// process: connections are made in the background and operations wait for
+// the ones they need. A colocated worker reaches its own server by direct
+// calls rather than through the loopback network stack, as BytePS uses
+// shared memory for its local server.
+//
+// # Collectives
+//
+// Every collective is a round on the servers, keyed by the communicator's
+// identity (a hash of its members and of how many groups with those
+// members were made before) and the collective's sequence number, the same
+// on every worker. The round's virtual tensor is cut into at most k
+// contiguous element ranges, one per server, balanced in bytes (small
+// tensors into fewer pieces, see "partition"); which server gets the first
+// piece rotates with the round, so small tensors spread over all servers.
+// Each piece is streamed in chunks. Allreduce is push + pull: every worker
+// pushes each piece to its server while pulling the result; a server
+// copies the first arrival of each chunk into a preallocated (pooled)
+// accumulator and reduces later ones into it with collective.ReduceInto,
+// straight from gRPC's receive buffers, and streams each chunk back to the
+// pullers as soon as every worker's contribution to it has arrived, while
+// later chunks are still coming in. A chunk is never pulled into a worker's
+// tensor before that worker's own push of it has arrived, which is what
+// makes in-place operation safe. Reduce, broadcast, allgather,
+// reduce-scatter, gather, scatter and alltoall are the same machinery with
+// different push and pull ranges (pieces that are copied instead of
+// reduced for the gathers and scatters); barrier is an allreduce of one
+// byte. Send and receive stay on the transport mesh. Floating-point
+// reductions are taken in arrival order, so their last bits may vary from
+// run to run, but every worker receives the same bits.
+//
+// # Training
+//
+// ParamServer, reached from a ps world communicator by type assertion, holds
+// parameters on the servers, which apply SGD with momentum to the gradients
+// workers push; the option "staleness" selects synchronous (0) or
+// asynchronous, bounded-staleness training. See ParamServer.
+//
+// # Failure
+//
+// Every RPC runs under the operation's deadline (Config.Timeout). A server
+// that dies fails the RPCs in flight to it at once (its connections reset)
+// and later ones as soon as a connection is refused, with a *ServerError
+// naming the server's index and host:port. A worker whose operation fails
+// first tells every other server why (an Abort RPC), then cancels its
+// streams; a server that learns of a failure — an abort, a stream broken
+// mid-way, a round whose workers disagree — latches it and fails everything
+// waiting on it and everything asked of it later, so every worker fails
+// promptly with an error that leads back to the cause, as core's transport
+// abort does for the mesh. Servers stop once every worker has said goodbye
+// (Close), or for colocated servers one operation timeout after their own
+// worker closed at the latest.
+//
+// # Wire format and gRPC settings
+//
+// The service (service.go) is declared by hand, as protoc-gen-go-grpc would
+// generate it, with one message type: a fixed 80-byte little-endian header
+// (header.go) and raw tensor bytes, through a codec registered as
+// "distbench-ps-raw" (codec.go). Marshal hands gRPC the caller's memory
+// without a copy, Unmarshal keeps references to gRPC's receive buffers
+// instead of copying out, and no protobuf or 4 MiB default limit applies.
+// Headers are checked against limits before anything is allocated or
+// indexed with them (fuzz-tested). The gRPC settings are deliberate
+// (grpcopts.go):
+//
+//   - Message size: MaxRecvMsgSize and MaxSendMsgSize are one chunk at its
+//     largest (16 MiB, the chunk option's limit) plus a header, on both
+//     sides: no legitimate message is larger, and a peer cannot make the
+//     other allocate more.
+//   - Flow control: static windows of 64 MiB per stream and 256 MiB per
+//     connection, instead of 64 KiB grown by bandwidth-delay estimation,
+//     which stalls a multi-megabyte push on loopback every few frames; a
+//     whole 32 MiB shard can be in flight. The receiver's memory is bounded
+//     by the same figures.
+//   - Buffers: 1 MiB write buffers (HTTP/2 frames are 16 KiB; gRPC's default
+//     32 KiB costs a system call every two), released between bursts, and
+//     512 KiB read buffers per connection. Received frames land in a pool
+//     that, unlike gRPC's default, does not zero buffers it hands out
+//     (gRPC fills each one from the wire before anyone reads it): zeroing
+//     cost a tenth of the CPU time of a large allreduce.
+//   - Keepalive: clients ping after 10 s without traffic and give up 5 s
+//     later, even with no RPC in flight, so a host that vanishes without a
+//     reset is noticed; servers allow pings every 5 s, so they never answer
+//     with GOAWAY "too_many_pings". An operation's deadline bounds any wait
+//     sooner.
+//   - At most 1024 concurrent streams per connection; retries are off (a
+//     collective cannot be retried by one rank alone, and a retry would
+//     replay a payload gRPC had to keep a copy of).
+//   - No TLS: like the TCP transport, the servers are meant for the job's
+//     own network; bind them to it (host option, ServerConfig.ListenHost).
+//
+// Chunks of 1 MiB (option "chunk") keep per-message costs small against
+// the copy while a large tensor still pipelines in dozens of chunks.
+//
+// # Options
+//
+//	servers    number of servers k; default: one per worker
+//	placement  colocated (default) or dedicated
+//	staleness  training: 0 synchronous (default), s > 0 bounded staleness
+//	chunk      streaming unit, 64B to 16MiB; default 1MiB
+//	partition  smallest piece a tensor is split into across servers; default 256KiB
+//	host       address colocated servers listen on; default 127.0.0.1
+package ps

@@ -1,0 +1,109 @@
+package ps_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/strategies/ps"
+)
+
+// TestServerDeathNamesServer kills a dedicated server while workers are in
+// the middle of an allreduce: every worker must fail well within the RPC
+// deadline, with an error that names the dead server by index and
+// host:port, whether it learns of the death from its own connection or
+// from another server relaying a worker's abort.
+func TestServerDeathNamesServer(t *testing.T) {
+	const (
+		n       = 3
+		timeout = time.Minute
+		prompt  = 10 * time.Second
+	)
+	d := dedicatedWorld(t, n, map[string]string{"servers": "2", "chunk": "64KiB"}, timeout)
+	defer closeAll(d.comms)
+	dead := d.addr(t, 1)
+
+	// Workers 0 and 1 start an allreduce that cannot complete before
+	// worker 2 joins it: they have pushed and wait on their pulls.
+	count := 1 << 20
+	errs := make([]error, n)
+	took := make([]time.Duration, n)
+	var killedAt time.Time
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	run := func(r int) {
+		defer wg.Done()
+		tensor := collective.NewTensor(collective.Float32, count)
+		err := d.comms[r].AllReduce(context.Background(), tensor, collective.Sum)
+		mu.Lock()
+		errs[r], took[r] = err, time.Since(killedAt)
+		mu.Unlock()
+	}
+	wg.Add(2)
+	go run(0)
+	go run(1)
+	time.Sleep(300 * time.Millisecond)
+
+	mu.Lock()
+	killedAt = time.Now()
+	mu.Unlock()
+	d.kill(1)
+
+	// Worker 2 arrives after the death.
+	time.Sleep(100 * time.Millisecond)
+	wg.Add(1)
+	go run(2)
+	wg.Wait()
+
+	for r, err := range errs {
+		if err == nil {
+			t.Errorf("rank %d: allreduce succeeded with server 1 dead", r)
+			continue
+		}
+		t.Logf("rank %d after %v: %v", r, took[r].Round(time.Millisecond), err)
+		if want := fmt.Sprintf("server 1 (%s)", dead); !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: error does not name %q: %v", r, want, err)
+		}
+		var se *ps.ServerError
+		if !errors.As(err, &se) {
+			t.Errorf("rank %d: no *ps.ServerError in %v", r, err)
+		}
+		if took[r] > prompt {
+			t.Errorf("rank %d failed %v after the server died, want under %v (deadline %v)", r, took[r], prompt, timeout)
+		}
+	}
+	// The communicator stays failed, and says so at once.
+	start := time.Now()
+	if err := d.comms[0].Barrier(context.Background()); err == nil || time.Since(start) > prompt {
+		t.Errorf("barrier after the failure: %v after %v", err, time.Since(start))
+	}
+}
+
+// TestDeadlineNamesWhatIsMissing has a worker miss a collective: the others
+// fail at their deadline, saying what they waited for and who had pushed.
+func TestDeadlineNamesWhatIsMissing(t *testing.T) {
+	comms := colocatedWorld(t, 3, nil, 500*time.Millisecond)
+	defer closeAll(comms)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for r := range 2 {
+		wg.Go(func() {
+			errs[r] = comms[r].AllReduce(context.Background(), collective.NewTensor(collective.Int32, 10), collective.Sum)
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil {
+			t.Fatalf("rank %d: allreduce without rank 2 succeeded", r)
+		}
+		t.Logf("rank %d: %v", r, err)
+		if !strings.Contains(err.Error(), "ranks [0 1]") && !strings.Contains(err.Error(), "aborted") {
+			t.Errorf("rank %d: error does not say who pushed: %v", r, err)
+		}
+	}
+}

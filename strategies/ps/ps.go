@@ -1,0 +1,145 @@
+package ps
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/core"
+)
+
+// Name is the strategy's registered name.
+const Name = "ps"
+
+func init() { collective.Register(Name, strategy{}) }
+
+type strategy struct{}
+
+var (
+	_ collective.Describer       = strategy{}
+	_ collective.OptionValidator = strategy{}
+	_ collective.Servers         = strategy{}
+)
+
+func (strategy) Description() string {
+	return "parameter server over gRPC: sharded push/pull with server-side reduction; colocated or dedicated servers; sync and bounded-staleness training"
+}
+
+func (strategy) ValidateOptions(opts map[string]string) error {
+	_, err := parseOptions(opts)
+	return err
+}
+
+// New builds a worker's communicator. With colocated placement, worker
+// i < k starts server i in-process first and publishes its address; it
+// then connects to the other servers in the background, so New waits for
+// no other process (operations wait for the connections they need).
+func (strategy) New(ctx context.Context, cfg collective.Config) (collective.Comm, error) {
+	o, err := parseOptions(cfg.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w, err := newWorld(ctx, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	g, err := core.New(Name, cfg, func(g *core.Group) (core.Algorithms, error) {
+		return &algorithms{w: w, id: w.groupID(g)}, nil
+	})
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	return &comm{Group: g, w: w}, nil
+}
+
+// ServerProcesses is k for dedicated placement (default: one per worker)
+// and 0 for colocated, whose servers live in the workers.
+func (strategy) ServerProcesses(opts map[string]string, workers int) (int, error) {
+	o, err := parseOptions(opts)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", Name, err)
+	}
+	if o.placement != dedicated {
+		return 0, nil
+	}
+	if o.servers == 0 {
+		return workers, nil
+	}
+	return o.servers, nil
+}
+
+// Serve runs dedicated server cfg.Index: it listens on cfg.ListenHost,
+// publishes its address under "ps/server/<index>" in the store, and serves
+// until every worker has closed (nil) or ctx ends (an error saying how many
+// had not; the server stops at once, failing RPCs in flight).
+func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
+	o, err := parseOptions(cfg.Options)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Name, err)
+	}
+	k := o.servers
+	if k == 0 {
+		k = cfg.Workers
+	}
+	switch {
+	case o.placement != dedicated:
+		return fmt.Errorf("%s: Serve with placement=%s: only dedicated servers run as processes", Name, o.placement)
+	case cfg.Workers < 1 || cfg.Workers > maxWorkers:
+		return fmt.Errorf("%s: server %d: %d workers (accepted: 1..%d)", Name, cfg.Index, cfg.Workers, maxWorkers)
+	case cfg.Count != k:
+		return fmt.Errorf("%s: server %d: launcher started %d servers, options say %d", Name, cfg.Index, cfg.Count, k)
+	case cfg.Index < 0 || cfg.Index >= k:
+		return fmt.Errorf("%s: server index %d out of range (accepted: 0..%d)", Name, cfg.Index, k-1)
+	case cfg.Store == nil:
+		return fmt.Errorf("%s: server %d: needs the job's rendezvous store to publish its address", Name, cfg.Index)
+	}
+	host := cfg.ListenHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	s := newServer(cfg.Index, cfg.Workers, cfg.Logf)
+	if err := s.listen(host); err != nil {
+		return err
+	}
+	defer s.stop()
+	if err := cfg.Store.Set(ctx, serverKey(cfg.Index), []byte(s.addr())); err != nil {
+		return fmt.Errorf("%s: server %d (%s): publishing its address: %w", Name, cfg.Index, s.addr(), err)
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		said := len(s.byes)
+		s.mu.Unlock()
+		return fmt.Errorf("%s: server %d (%s): stopped with %d of %d workers still connected: %w",
+			Name, cfg.Index, s.addr(), cfg.Workers-said, cfg.Workers, ctx.Err())
+	}
+}
+
+// comm is a worker's communicator: core's engine over the ps algorithms,
+// plus the training calls of ParamServer.
+type comm struct {
+	*core.Group
+	w *world
+}
+
+var (
+	_ collective.Comm = (*comm)(nil)
+	_ ParamServer     = (*comm)(nil)
+)
+
+// Close closes the communicator, then says goodbye to the servers.
+func (c *comm) Close() error {
+	err := c.Group.Close()
+	c.w.close()
+	return err
+}
+
+// opTimeout is the deadline of a training call.
+func (c *comm) opTimeout() time.Duration { return c.w.cfg.OpTimeout() }

@@ -1,0 +1,404 @@
+package ps_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/strategies/ps"
+)
+
+// memStore is an in-memory rendezvous store for tests.
+type memStore struct {
+	mu      sync.Mutex
+	kv      map[string][]byte
+	changed chan struct{}
+}
+
+func newMemStore() *memStore { return &memStore{kv: map[string][]byte{}, changed: make(chan struct{})} }
+
+var _ collective.Store = (*memStore)(nil)
+
+func (s *memStore) Set(ctx context.Context, key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kv[key] = slices.Clone(value)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return nil
+}
+
+func (s *memStore) Get(ctx context.Context, key string) ([]byte, error) {
+	for {
+		s.mu.Lock()
+		v, ok := s.kv[key]
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return slices.Clone(v), nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *memStore) Add(ctx context.Context, key string, delta int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, _ := strconv.ParseInt(string(s.kv[key]), 10, 64)
+	n += delta
+	s.kv[key] = []byte(strconv.FormatInt(n, 10))
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return n, nil
+}
+
+func (s *memStore) Wait(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		if _, err := s.Get(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *memStore) Close() error { return nil }
+
+// testOptions cut tensors into small pieces over every server and stream
+// them in small chunks, so that modest counts exercise sharding, chunking
+// and pipelining.
+func testOptions(extra map[string]string) map[string]string {
+	o := map[string]string{"chunk": "4KiB", "partition": "64B"}
+	maps.Copy(o, extra)
+	return o
+}
+
+// colocatedWorld builds n workers, each with its server in-process, over
+// the in-memory transport (send and receive) and gRPC on loopback.
+func colocatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Duration) []collective.Comm {
+	t.Helper()
+	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n)})
+	store := newMemStore()
+	comms := make([]collective.Comm, n)
+	for r := range n {
+		c, err := collective.New(context.Background(), ps.Name, collective.Config{
+			Rank: r, Size: n, Transport: trs[r], Store: store, Options: opts, Timeout: timeout,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[r] = c
+	}
+	return comms
+}
+
+// dedicated is a world of n workers and k dedicated servers, whose Serve
+// runs in goroutines.
+type dedicated struct {
+	comms   []collective.Comm
+	store   *memStore
+	cancels []context.CancelFunc
+	mu      sync.Mutex
+	killed  bool
+}
+
+// kill stops server i at once, as if its process died.
+func (d *dedicated) kill(i int) {
+	d.mu.Lock()
+	d.killed = true
+	d.mu.Unlock()
+	d.cancels[i]()
+}
+
+// addr is server i's published host:port.
+func (d *dedicated) addr(t testing.TB, i int) string {
+	v, err := d.store.Get(t.Context(), fmt.Sprintf("ps/server/%d", i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(v)
+}
+
+func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Duration) *dedicated {
+	t.Helper()
+	opts = maps.Clone(opts)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	opts["placement"] = "dedicated"
+	s, err := collective.Lookup(ps.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := s.(collective.Servers)
+	k, err := servers.ServerProcesses(opts, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dedicated{store: newMemStore(), cancels: make([]context.CancelFunc, k)}
+	errs := make(chan error, k)
+	for i := range k {
+		ctx, cancel := context.WithCancel(context.Background())
+		d.cancels[i] = cancel
+		go func() {
+			errs <- servers.Serve(ctx, collective.ServerConfig{
+				Index: i, Count: k, Workers: n, Store: d.store, Timeout: timeout, Options: opts,
+			})
+		}()
+	}
+	t.Cleanup(func() {
+		// Once every worker has closed, every server returns by itself.
+		timer := time.NewTimer(30 * time.Second)
+		defer timer.Stop()
+		defer func() {
+			for _, c := range d.cancels {
+				c()
+			}
+		}()
+		for range k {
+			select {
+			case err := <-errs:
+				d.mu.Lock()
+				killed := d.killed
+				d.mu.Unlock()
+				if err != nil && !killed {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-timer.C:
+				t.Errorf("servers still running 30s after the workers closed")
+				return
+			}
+		}
+	})
+	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 13 * uint64(n)})
+	d.comms = make([]collective.Comm, n)
+	for r := range n {
+		c, err := collective.New(context.Background(), ps.Name, collective.Config{
+			Rank: r, Size: n, Transport: trs[r], Store: d.store, Options: opts, Timeout: timeout,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.comms[r] = c
+	}
+	return d
+}
+
+func closeAll(comms []collective.Comm) {
+	for _, c := range comms {
+		c.Close()
+	}
+}
+
+func TestConformanceColocated(t *testing.T) {
+	// Chunks of 32 KiB keep the suite's million-element tensors to dozens
+	// of messages; the other tests use 4 KiB to chunk small ones. Under
+	// -race the suite runs every operation at every world size, but fewer
+	// counts and dtypes: its own checks would take most of ten minutes.
+	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+		return colocatedWorld(t, n, testOptions(map[string]string{"chunk": "32KiB"}), 2*time.Minute)
+	}, collectivetest.Options{Short: raceDetector})
+}
+
+func TestConformanceColocatedFewerServers(t *testing.T) {
+	// k < np: workers 0 and 1 serve, the other three only push and pull.
+	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+		return colocatedWorld(t, n, testOptions(map[string]string{"servers": strconv.Itoa(min(n, 2))}), 2*time.Minute)
+	}, collectivetest.Options{WorldSizes: []int{5}, Short: true})
+}
+
+func TestConformanceDedicated(t *testing.T) {
+	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+		return dedicatedWorld(t, n, testOptions(nil), 2*time.Minute).comms
+	}, collectivetest.Options{WorldSizes: []int{1, 2, 5}, Short: true})
+}
+
+func TestConformanceDedicatedThreeServers(t *testing.T) {
+	// k ≠ np, and the default chunk and partition.
+	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+		return dedicatedWorld(t, n, map[string]string{"servers": "3"}, 2*time.Minute).comms
+	}, collectivetest.Options{WorldSizes: []int{2, 4}, Short: true})
+}
+
+func TestOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts map[string]string
+		ok   bool
+	}{
+		{nil, true},
+		{map[string]string{"servers": "1", "placement": "colocated", "staleness": "2", "chunk": "2MiB", "partition": "1KiB", "host": "127.0.0.1"}, true},
+		{map[string]string{"servers": "0"}, false},
+		{map[string]string{"servers": "many"}, false},
+		{map[string]string{"placement": "remote"}, false},
+		{map[string]string{"staleness": "-1"}, false},
+		{map[string]string{"chunk": "8"}, false},
+		{map[string]string{"chunk": "1GiB"}, false},
+		{map[string]string{"partition": "0"}, false},
+		{map[string]string{"host": "not a host"}, false},
+		{map[string]string{"algo": "tree"}, false},
+	} {
+		c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Options: tc.opts})
+		if (err == nil) != tc.ok {
+			t.Errorf("options %v: err = %v, want ok=%v", tc.opts, err, tc.ok)
+		}
+		if c != nil {
+			c.Close()
+		}
+	}
+	// Colocated servers cannot outnumber the workers; two workers need a store.
+	trs := transport.NewMemWorld(2, transport.MemOptions{})
+	for _, cfg := range []collective.Config{
+		{Rank: 0, Size: 2, Transport: trs[0], Store: newMemStore(), Options: map[string]string{"servers": "3"}},
+		{Rank: 0, Size: 2, Transport: trs[0]},
+	} {
+		if c, err := collective.New(t.Context(), ps.Name, cfg); err == nil {
+			c.Close()
+			t.Errorf("config %+v accepted", cfg.Options)
+		}
+	}
+}
+
+func TestServerProcesses(t *testing.T) {
+	s, _ := collective.Lookup(ps.Name)
+	servers := s.(collective.Servers)
+	for _, tc := range []struct {
+		opts map[string]string
+		want int
+	}{
+		{nil, 0},
+		{map[string]string{"placement": "dedicated"}, 5},
+		{map[string]string{"placement": "dedicated", "servers": "2"}, 2},
+	} {
+		got, err := servers.ServerProcesses(tc.opts, 5)
+		if err != nil || got != tc.want {
+			t.Errorf("ServerProcesses(%v, 5) = %d, %v; want %d", tc.opts, got, err, tc.want)
+		}
+	}
+}
+
+func TestServeRefusesBadConfig(t *testing.T) {
+	s, _ := collective.Lookup(ps.Name)
+	servers := s.(collective.Servers)
+	store := newMemStore()
+	ded := map[string]string{"placement": "dedicated"}
+	for name, cfg := range map[string]collective.ServerConfig{
+		"colocated":        {Index: 0, Count: 2, Workers: 2, Store: store},
+		"count mismatch":   {Index: 0, Count: 3, Workers: 2, Store: store, Options: ded},
+		"index too large":  {Index: 2, Count: 2, Workers: 2, Store: store, Options: ded},
+		"no store":         {Index: 0, Count: 2, Workers: 2, Options: ded},
+		"no workers":       {Index: 0, Count: 0, Workers: 0, Store: store, Options: ded},
+		"unknown option":   {Index: 0, Count: 2, Workers: 2, Store: store, Options: map[string]string{"placement": "dedicated", "x": "1"}},
+		"unusable address": {Index: 0, Count: 2, Workers: 2, Store: store, Options: ded, ListenHost: "192.0.2.1"},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		err := servers.Serve(ctx, cfg)
+		cancel()
+		if err == nil {
+			t.Errorf("%s: Serve returned nil", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestHelloRefusesAnotherJob points workers at a server of a job of
+// another size (as a stale address in a reused store would): the first
+// operation fails, naming the server and the disagreement.
+func TestHelloRefusesAnotherJob(t *testing.T) {
+	s, _ := collective.Lookup(ps.Name)
+	store := newMemStore()
+	opts := map[string]string{"placement": "dedicated", "servers": "1"}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go s.(collective.Servers).Serve(ctx, collective.ServerConfig{Index: 0, Count: 1, Workers: 3, Store: store, Options: opts})
+	c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Store: store, Options: opts, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.(ps.ParamServer).InitParams(t.Context(), "w", []float32{1}, ps.SGD{LR: 1})
+	var se *ps.ServerError
+	if !errors.As(err, &se) || se.Index != 0 || se.Op != "hello" || !strings.Contains(err.Error(), "3-worker job") {
+		t.Fatalf("got %v, want a hello error from server 0 about a 3-worker job", err)
+	}
+	t.Log(err)
+}
+
+// TestServeEndsWhenWorkersClose checks that a dedicated server returns nil
+// once every worker has closed.
+func TestServeEndsWhenWorkersClose(t *testing.T) {
+	comms := dedicatedWorld(t, 2, map[string]string{"servers": "1"}, time.Minute).comms
+	var wg sync.WaitGroup
+	for _, c := range comms {
+		wg.Go(func() {
+			if err := c.Barrier(t.Context()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	closeAll(comms) // the cleanup then checks that Serve returned nil
+}
+
+func TestMismatchNamesRanks(t *testing.T) {
+	// Workers that disagree about a collective's shape fail, all of them,
+	// with an error that says how.
+	comms := colocatedWorld(t, 2, nil, time.Minute)
+	defer closeAll(comms)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Go(func() {
+			errs[r] = c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, 1000+r), collective.Sum)
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil {
+			t.Fatalf("rank %d: mismatched allreduce succeeded", r)
+		}
+		t.Logf("rank %d: %v", r, err)
+	}
+}
+
+func ExampleParamServer() {
+	// One worker with its colocated server: the smallest training job.
+	c, err := collective.New(context.Background(), ps.Name, collective.Config{Rank: 0, Size: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	p := c.(ps.ParamServer)
+	ctx := context.Background()
+	w := []float32{1, 2}
+	if err := p.InitParams(ctx, "w", w, ps.SGD{LR: 0.5}); err != nil {
+		panic(err)
+	}
+	for step := range 3 {
+		grad := []float32{w[0], w[1]} // the gradient of |w|²/2
+		if err := p.PushGrad(ctx, "w", grad, step); err != nil {
+			panic(err)
+		}
+		if err := p.PullParams(ctx, "w", w, step); err != nil {
+			panic(err)
+		}
+		fmt.Println(step, w)
+	}
+	// Output:
+	// 0 [0.5 1]
+	// 1 [0.25 0.5]
+	// 2 [0.125 0.25]
+}

@@ -1,0 +1,184 @@
+package ps
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/core"
+)
+
+// byeTimeout bounds Close's goodbyes; abortTimeout bounds telling the
+// servers why an operation failed.
+const (
+	byeTimeout   = 5 * time.Second
+	abortTimeout = 2 * time.Second
+)
+
+// world is one worker's view of the job's servers, shared by its groups.
+type world struct {
+	cfg   collective.Config
+	o     options
+	k     int
+	conns []*serverConn
+	local *server // the server this worker hosts (colocated), or nil
+
+	ctx    context.Context // lives until Close; bounds background connects
+	cancel context.CancelFunc
+
+	mu   sync.Mutex
+	made map[string]int // groups made per member list, for group identities
+
+	closeOnce sync.Once
+}
+
+func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, error) {
+	k := o.servers
+	if k == 0 {
+		k = cfg.Size
+	}
+	if o.placement == colocated && k > cfg.Size {
+		return nil, fmt.Errorf("ps: servers=%d with placement=colocated needs at least %d workers, not %d (or use placement=dedicated)", k, k, cfg.Size)
+	}
+	w := &world{cfg: cfg, o: o, k: k, made: map[string]int{}}
+	remote := o.placement == dedicated || cfg.Size > 1
+	if remote && cfg.Store == nil {
+		return nil, fmt.Errorf("ps: placement=%s with %d workers needs a rendezvous store (Config.Store) for the servers' addresses", o.placement, cfg.Size)
+	}
+	if o.placement == colocated && cfg.Rank < k {
+		w.local = newServer(cfg.Rank, cfg.Size, cfg.Logf)
+		if cfg.Size > 1 {
+			if err := w.local.listen(o.host); err != nil {
+				return nil, err
+			}
+			if err := cfg.Store.Set(ctx, serverKey(cfg.Rank), []byte(w.local.addr())); err != nil {
+				w.local.stop()
+				return nil, fmt.Errorf("ps: server %d (%s): publishing its address: %w", cfg.Rank, w.local.addr(), err)
+			}
+		}
+	}
+	w.ctx, w.cancel = context.WithTimeout(context.Background(), cfg.OpTimeout())
+	w.conns = make([]*serverConn, k)
+	for i := range k {
+		if w.local != nil && i == cfg.Rank {
+			w.conns[i] = newLocalConn(w.local, cfg.Rank, cfg.Size)
+			continue
+		}
+		c := newRemoteConn(i, cfg.Rank, cfg.Size)
+		w.conns[i] = c
+		go c.connect(w.ctx, cfg.Store)
+	}
+	return w, nil
+}
+
+// groupID is a group's identity on the servers: a hash of its members'
+// global ranks and of how many groups with these members this process has
+// made before, which agree on every member (NewGroup's contract).
+func (w *world) groupID(g *core.Group) uint64 {
+	ranks := make([]int, g.Size())
+	for i := range ranks {
+		ranks[i] = g.GlobalRank(i)
+	}
+	key := fmt.Sprint(ranks)
+	w.mu.Lock()
+	n := w.made[key]
+	w.made[key]++
+	w.mu.Unlock()
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", key, n)
+	return h.Sum64()
+}
+
+// job is one RPC of an operation: a push or a pull on one server.
+type job struct {
+	server int
+	run    func(ctx context.Context) error
+}
+
+// exchange runs an operation's jobs concurrently and returns the first
+// error. Before cancelling the others it tells every other server why
+// (abort), so that workers waiting there for this one's contributions fail
+// now, with an error that names the cause, rather than at their deadline.
+func (w *world) exchange(ctx context.Context, what string, jobs []job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		server int
+		err    error
+	}
+	results := make(chan result, len(jobs))
+	for _, j := range jobs {
+		go func() { results <- result{j.server, j.run(ctx)} }()
+	}
+	var first error
+	for range jobs {
+		r := <-results
+		if r.err != nil && first == nil {
+			first = r.err
+			w.relay(r.server, what, r.err)
+			cancel()
+		}
+	}
+	return first
+}
+
+// relay tells every server but skip (where the failure happened) why this
+// worker's operation failed.
+func (w *world) relay(skip int, what string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), min(w.cfg.OpTimeout(), abortTimeout))
+	defer cancel()
+	why := fmt.Sprintf("%s: %v", what, err)
+	var wg sync.WaitGroup
+	for i, c := range w.conns {
+		if i != skip {
+			wg.Go(func() { c.abort(ctx, why) })
+		}
+	}
+	wg.Wait()
+}
+
+// chunk is the chunk size rounded down to whole elements of dt.
+func (w *world) chunk(dt collective.DType) int {
+	s := dt.Size()
+	return max(s, w.o.chunk/s*s)
+}
+
+// close says goodbye to every server and releases the connections. A
+// colocated server keeps serving the other workers until each has said
+// goodbye too (or for one operation timeout at most), then stops; close
+// waits for that, since the process that hosts the server usually exits as
+// soon as close returns, and would take the server with it while other
+// workers still pull from it.
+func (w *world) close() {
+	w.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), min(w.cfg.OpTimeout(), byeTimeout))
+		var wg sync.WaitGroup
+		for _, c := range w.conns {
+			wg.Go(func() { c.bye(ctx) })
+		}
+		wg.Wait()
+		cancel()
+		w.cancel()
+		for _, c := range w.conns {
+			<-c.ready
+			if c.cc != nil {
+				c.cc.Close()
+			}
+		}
+		if s := w.local; s != nil {
+			t := time.NewTimer(w.cfg.OpTimeout())
+			defer t.Stop()
+			select {
+			case <-s.done:
+			case <-t.C:
+			}
+			s.stop()
+		}
+	})
+}
