@@ -3,6 +3,7 @@ package collective
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -42,6 +43,14 @@ type Posted interface {
 	// Wait returns once the message has been received into the buffer, or
 	// ctx has ended; buf is never written after Wait returns.
 	Wait(ctx context.Context) error
+}
+
+// ConnShaper is an optional Transport interface: a transport whose links are
+// shaped to a network (rate, latency) shapes a strategy's own connections
+// too (a parameter server's gRPC streams), so that they share the process's
+// NIC instead of bypassing it.
+type ConnShaper interface {
+	ShapeConn(c net.Conn) net.Conn
 }
 
 // Store is the rendezvous key-value store the ranks of one job share.

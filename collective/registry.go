@@ -3,6 +3,7 @@ package collective
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -109,7 +110,10 @@ type ServerConfig struct {
 	Options map[string]string
 	// ListenHost is the interface to bind (default 127.0.0.1).
 	ListenHost string
-	Logf       func(format string, args ...any)
+	// ShapeConn, if set, shapes the server's connections to the job's
+	// network, as the workers' transport shapes theirs.
+	ShapeConn func(net.Conn) net.Conn
+	Logf      func(format string, args ...any)
 }
 
 // Servers is an optional interface for strategies that run processes beside

@@ -208,11 +208,20 @@ func serverMain(ctx context.Context, spec *Spec, url, jobID, idx, count, host st
 		return err
 	}
 	defer store.Close()
-	return srv.Serve(ctx, collective.ServerConfig{
+	cfg := collective.ServerConfig{
 		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
 		Options: spec.Options, ListenHost: host,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
-	})
+	}
+	if spec.Link != "" {
+		// The server's NIC is shaped like every worker's.
+		l, err := transport.ParseLink(spec.Link)
+		if err != nil {
+			return err
+		}
+		cfg.ShapeConn = transport.NewNIC(l).Conn
+	}
+	return srv.Serve(ctx, cfg)
 }
 
 // openStore connects a process that is not a rank (a strategy's server) to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/distbench/distbench/collective"
 	"google.golang.org/grpc"
@@ -20,6 +21,8 @@ type serverConn struct {
 	index int
 	rank  uint32 // this worker's global rank
 	size  int    // the world's size
+	// shape, if set, shapes the connection to the job's network.
+	shape func(net.Conn) net.Conn
 
 	ready chan struct{} // closed once addr, cc and err are set
 	addr  string
@@ -62,7 +65,7 @@ func (c *serverConn) connect(ctx context.Context, store collective.Store) {
 		return
 	}
 	c.addr = string(v)
-	cc, err := grpc.NewClient("passthrough:///"+c.addr, dialOptions()...)
+	cc, err := grpc.NewClient("passthrough:///"+c.addr, dialOptions(c.shape)...)
 	if err != nil {
 		c.err = c.errorf("dial", err)
 		return

@@ -1,6 +1,8 @@
 package ps
 
 import (
+	"context"
+	"net"
 	"time"
 
 	"google.golang.org/grpc"
@@ -57,8 +59,8 @@ func serverOptions() []grpc.ServerOption {
 	}
 }
 
-func dialOptions() []grpc.DialOption {
-	return []grpc.DialOption{
+func dialOptions(shape func(net.Conn) net.Conn) []grpc.DialOption {
+	opts := []grpc.DialOption{
 		// Within one job's network, as the TCP transport; see doc.go.
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
@@ -77,4 +79,16 @@ func dialOptions() []grpc.DialOption {
 		grpc.WithDisableRetry(),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
 	}
+	if shape != nil {
+		// Shaped like the job's network, as the mesh's own links are.
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return shape(c), nil
+		}))
+	}
+	return opts
 }

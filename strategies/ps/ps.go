@@ -103,6 +103,7 @@ func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
 		host = "127.0.0.1"
 	}
 	s := newServer(cfg.Index, cfg.Workers, cfg.Logf)
+	s.shape = cfg.ShapeConn
 	if err := s.listen(host); err != nil {
 		return err
 	}

@@ -28,6 +28,8 @@ type server struct {
 
 	grpc *grpc.Server
 	lis  net.Listener
+	// shape, if set, shapes accepted connections to the job's network.
+	shape func(net.Conn) net.Conn
 
 	mu      sync.Mutex
 	rounds  map[roundKey]*round
@@ -51,11 +53,28 @@ func newServer(index, workers int, logf func(string, ...any)) *server {
 
 var _ service = (*server)(nil)
 
+// shapedListener shapes every accepted connection to the job's network.
+type shapedListener struct {
+	net.Listener
+	shape func(net.Conn) net.Conn
+}
+
+func (l shapedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.shape(c), nil
+}
+
 // listen binds host:0 and serves gRPC on it until stop.
 func (s *server) listen(host string) error {
 	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return fmt.Errorf("ps: server %d: listen on %s: %w", s.index, host, err)
+	}
+	if s.shape != nil {
+		lis = shapedListener{lis, s.shape}
 	}
 	s.lis = lis
 	s.grpc = grpc.NewServer(serverOptions()...)

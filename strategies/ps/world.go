@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"sync"
 	"time"
 
@@ -50,6 +51,7 @@ func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, er
 	}
 	if o.placement == colocated && cfg.Rank < k {
 		w.local = newServer(cfg.Rank, cfg.Size, cfg.Logf)
+		w.local.shape = shaper(cfg.Transport)
 		if cfg.Size > 1 {
 			if err := w.local.listen(o.host); err != nil {
 				return nil, err
@@ -68,6 +70,7 @@ func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, er
 			continue
 		}
 		c := newRemoteConn(i, cfg.Rank, cfg.Size)
+		c.shape = shaper(cfg.Transport)
 		w.conns[i] = c
 		go c.connect(w.ctx, cfg.Store)
 	}
@@ -147,6 +150,15 @@ func (w *world) relay(skip int, what string, err error) {
 func (w *world) chunk(dt collective.DType) int {
 	s := dt.Size()
 	return max(s, w.o.chunk/s*s)
+}
+
+// shaper returns the transport's connection shaper, so that the servers'
+// streams share the process's shaped NIC; nil when there is none.
+func shaper(tr collective.Transport) func(net.Conn) net.Conn {
+	if s, ok := tr.(collective.ConnShaper); ok {
+		return s.ShapeConn
+	}
+	return nil
 }
 
 // close says goodbye to every server and releases the connections. A
