@@ -73,3 +73,11 @@ type Work interface {
 	// Done is closed when the operation has completed.
 	Done() <-chan struct{}
 }
+
+// CloseWaiter is an optional Comm interface for communicators that serve the
+// other ranks after this one is done with them (a colocated parameter
+// server). A process calls CloseAndWait instead of Close before it exits, so
+// that it does not take the service away from ranks still using it.
+type CloseWaiter interface {
+	CloseAndWait(ctx context.Context) error
+}

@@ -150,7 +150,13 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 	} else {
 		err = Measure(ctx, comm, spec, emit)
 	}
-	if cerr := comm.Close(); err == nil {
+	var cerr error
+	if cw, ok := comm.(collective.CloseWaiter); ok && err == nil {
+		cerr = cw.CloseAndWait(ctx)
+	} else {
+		cerr = comm.Close()
+	}
+	if err == nil {
 		err = cerr
 	}
 	return err

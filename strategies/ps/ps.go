@@ -131,14 +131,27 @@ type comm struct {
 }
 
 var (
-	_ collective.Comm = (*comm)(nil)
-	_ ParamServer     = (*comm)(nil)
+	_ collective.Comm        = (*comm)(nil)
+	_ ParamServer            = (*comm)(nil)
+	_ collective.CloseWaiter = (*comm)(nil)
 )
 
-// Close closes the communicator, then says goodbye to the servers.
+// Close closes the communicator, then says goodbye to the servers. It does
+// not wait for the other workers; see CloseAndWait.
 func (c *comm) Close() error {
 	err := c.Group.Close()
 	c.w.close()
+	return err
+}
+
+// CloseAndWait closes, then waits until this process's colocated server is
+// no longer needed (every worker has closed), so that a process can exit
+// without taking the server from workers still pulling from it.
+func (c *comm) CloseAndWait(ctx context.Context) error {
+	err := c.Close()
+	if werr := c.w.waitLocal(ctx); err == nil {
+		err = werr
+	}
 	return err
 }
 

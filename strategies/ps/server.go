@@ -38,6 +38,7 @@ type server struct {
 	byes    map[uint32]bool
 	done    chan struct{} // closed once every worker has said goodbye
 	stopped bool
+	halted  chan struct{} // closed when stop has finished
 }
 
 func newServer(index, workers int, logf func(string, ...any)) *server {
@@ -47,7 +48,7 @@ func newServer(index, workers int, logf func(string, ...any)) *server {
 	return &server{
 		index: index, workers: workers, logf: logf,
 		rounds: map[roundKey]*round{}, params: map[string]*paramShard{},
-		byes: map[uint32]bool{}, done: make(chan struct{}),
+		byes: map[uint32]bool{}, done: make(chan struct{}), halted: make(chan struct{}),
 	}
 }
 
@@ -108,13 +109,24 @@ func (s *server) stop() {
 	if s.grpc != nil {
 		s.grpc.Stop()
 	}
-	s.fail(fmt.Errorf("server %d (%s) stopped", s.index, s.addr()))
+	select {
+	case <-s.done: // every worker said goodbye: an orderly end, nothing to report
+		s.failQuietly(fmt.Errorf("server %d (%s) stopped", s.index, s.addr()))
+	default:
+		s.fail(fmt.Errorf("server %d (%s) stopped", s.index, s.addr()))
+	}
+	close(s.halted)
 }
 
 // fail latches the job's failure: every waiting and later operation on this
 // server fails with it. Like core's abort, one failure fails the job
 // everywhere, promptly, rather than leaving ranks to their deadlines.
-func (s *server) fail(err error) {
+func (s *server) fail(err error) { s.latch(err, true) }
+
+// failQuietly latches err without logging it: the end of an orderly job.
+func (s *server) failQuietly(err error) { s.latch(err, false) }
+
+func (s *server) latch(err error, log bool) {
 	s.mu.Lock()
 	if s.failure != nil {
 		s.mu.Unlock()
@@ -125,7 +137,9 @@ func (s *server) fail(err error) {
 	s.rounds, s.params = map[roundKey]*round{}, map[string]*paramShard{}
 	failure := s.failure
 	s.mu.Unlock()
-	s.logf("ps: server %d (%s): %v", s.index, s.addr(), failure)
+	if log {
+		s.logf("ps: server %d (%s): %v", s.index, s.addr(), failure)
+	}
 	for _, r := range rounds {
 		r.fail(failure)
 	}

@@ -152,6 +152,21 @@ func (w *world) chunk(dt collective.DType) int {
 	return max(s, w.o.chunk/s*s)
 }
 
+// waitLocal waits until this process's colocated server, if any, has
+// stopped: every worker has said goodbye, or the grace period has passed.
+func (w *world) waitLocal(ctx context.Context) error {
+	s := w.local
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.halted:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // shaper returns the transport's connection shaper, so that the servers'
 // streams share the process's shaped NIC; nil when there is none.
 func shaper(tr collective.Transport) func(net.Conn) net.Conn {
@@ -163,10 +178,8 @@ func shaper(tr collective.Transport) func(net.Conn) net.Conn {
 
 // close says goodbye to every server and releases the connections. A
 // colocated server keeps serving the other workers until each has said
-// goodbye too (or for one operation timeout at most), then stops; close
-// waits for that, since the process that hosts the server usually exits as
-// soon as close returns, and would take the server with it while other
-// workers still pull from it.
+// goodbye too (or for one operation timeout at most), then stops; see
+// waitLocal for a process that must not exit before then.
 func (w *world) close() {
 	w.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), min(w.cfg.OpTimeout(), byeTimeout))
@@ -184,13 +197,16 @@ func (w *world) close() {
 			}
 		}
 		if s := w.local; s != nil {
-			t := time.NewTimer(w.cfg.OpTimeout())
-			defer t.Stop()
-			select {
-			case <-s.done:
-			case <-t.C:
-			}
-			s.stop()
+			grace := w.cfg.OpTimeout()
+			go func() {
+				t := time.NewTimer(grace)
+				defer t.Stop()
+				select {
+				case <-s.done:
+				case <-t.C:
+				}
+				s.stop()
+			}()
 		}
 	})
 }
