@@ -66,6 +66,17 @@ func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
+			if strings.HasPrefix(cfg.Mode, "ps-") {
+				st := spec.Options["staleness"]
+				switch {
+				case strategy != "ps":
+					return usagef("--mode %s needs --strategy ps (its servers hold the parameters)", cfg.Mode)
+				case cfg.Mode == "ps-sync" && st != "" && st != "0":
+					return usagef("--mode ps-sync is staleness 0; got --opt staleness=%s (use --mode ps-async)", st)
+				case cfg.Mode == "ps-async" && (st == "" || st == "0"):
+					return usagef("--mode ps-async needs --opt staleness=N with N > 0 (steps a worker may run ahead)")
+				}
+			}
 			if out == "" {
 				out = filepath.Join("runs", "train-"+time.Now().Format("20060102-150405"))
 			}

@@ -24,11 +24,16 @@ type stepStats struct {
 // across ranks, in one mode's way.
 type syncer interface {
 	step(ctx context.Context, net *nn.Net, b *data.Batch) (*stepStats, error)
+	// updatesLocally reports whether the worker applies the optimizer.
+	updatesLocally() bool
 }
 
-func newSyncer(cfg Config, comm collective.Comm, net *nn.Net) syncer {
-	if cfg.Mode == "tutorial" {
-		return &tutorial{comm: comm}
+func newSyncer(cfg Config, comm collective.Comm, net *nn.Net) (syncer, error) {
+	switch cfg.Mode {
+	case "tutorial":
+		return &tutorial{comm: comm}, nil
+	case "ps-sync", "ps-async":
+		return newParamServer(cfg, comm)
 	}
 	capMiB := cfg.BucketMiB
 	if capMiB == 0 {
@@ -36,8 +41,11 @@ func newSyncer(cfg Config, comm collective.Comm, net *nn.Net) syncer {
 	}
 	// DDP caps its first bucket at 1 MiB so that communication starts early.
 	firstCap := min(1<<20, int(capMiB*(1<<20)))
-	return &ddp{comm: comm, buckets: nn.AssignBuckets(net.ReadyOrder(), firstCap, int(capMiB*(1<<20)))}
+	return &ddp{comm: comm, buckets: nn.AssignBuckets(net.ReadyOrder(), firstCap, int(capMiB*(1<<20)))}, nil
 }
+
+func (*tutorial) updatesLocally() bool { return true }
+func (*ddp) updatesLocally() bool      { return true }
 
 // tutorial allreduces each parameter's gradient after backward, in order,
 // then divides by the world size: the tutorial's average_gradients.

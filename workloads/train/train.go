@@ -44,7 +44,7 @@ type Config struct {
 }
 
 // Modes lists the accepted modes.
-var Modes = []string{"tutorial", "ddp"}
+var Modes = []string{"tutorial", "ddp", "ps-sync", "ps-async"}
 
 // Validate checks cfg for np ranks before anything runs.
 func (c *Config) Validate(np int) error {
@@ -68,6 +68,8 @@ func (c *Config) Validate(np int) error {
 		return fmt.Errorf("momentum %g: must be in [0, 1)", c.Momentum)
 	case c.BucketMiB < 0:
 		return fmt.Errorf("bucket size %g MiB: must not be negative", c.BucketMiB)
+	case strings.HasPrefix(c.Mode, "ps-") && (c.Nesterov || c.Decay != 0):
+		return fmt.Errorf("mode %s: the parameter servers run plain SGD with momentum (no Nesterov, no weight decay)", c.Mode)
 	}
 	return nil
 }
@@ -153,7 +155,10 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 	if err := loader.Validate(); err != nil {
 		return nil, err
 	}
-	sync := newSyncer(cfg, comm, net)
+	sync, err := newSyncer(cfg, comm, net)
+	if err != nil {
+		return nil, err
+	}
 	base := results.Record{
 		Kind: results.KindTrainStep, Model: cfg.Model, Dataset: cfg.Dataset, Mode: cfg.Mode,
 		Strategy: comm.Strategy(), NP: n,
@@ -176,7 +181,9 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
 			}
-			opt.Step(net.Data, net.Grad)
+			if sync.updatesLocally() {
+				opt.Step(net.Data, net.Grad)
+			}
 			st.computeMs += msSince(st.updateStart)
 			step++
 			computeMs, commMs, exposedMs = append(computeMs, st.computeMs), append(commMs, st.commMs), append(exposedMs, st.exposedMs)

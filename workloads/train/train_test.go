@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
+	_ "github.com/distbench/distbench/strategies/ps"
 	_ "github.com/distbench/distbench/strategies/ring"
 	"github.com/distbench/distbench/workloads/data"
 )
@@ -44,9 +46,14 @@ type trainResult struct {
 }
 
 func trainWorld(t *testing.T, np int, cfg Config) trainResult {
+	return trainWorldWith(t, np, cfg, "ring", nil)
+}
+
+func trainWorldWith(t *testing.T, np int, cfg Config, strategy string, opts map[string]string) trainResult {
 	t.Helper()
 	trainSet, testSet := synthetic(384, 1), synthetic(200, 2)
 	trs := transport.NewMemWorld(np, transport.MemOptions{})
+	store := newStore(t)
 	res := trainResult{sums: make([]*Summary, np)}
 	var mu sync.Mutex
 	errs := make([]error, np)
@@ -55,7 +62,7 @@ func trainWorld(t *testing.T, np int, cfg Config) trainResult {
 	defer cancel()
 	for r := range np {
 		wg.Go(func() {
-			comm, err := collective.New(ctx, "ring", collective.Config{Rank: r, Size: np, Transport: trs[r]})
+			comm, err := collective.New(ctx, strategy, collective.Config{Rank: r, Size: np, Transport: trs[r], Store: store, Options: opts})
 			if err != nil {
 				errs[r] = err
 				return
@@ -79,7 +86,7 @@ func trainWorld(t *testing.T, np int, cfg Config) trainResult {
 }
 
 func TestTrainModes(t *testing.T) {
-	for _, mode := range Modes {
+	for _, mode := range []string{"tutorial", "ddp"} {
 		for _, model := range []string{"mlp", "lenet"} {
 			t.Run(mode+"/"+model, func(t *testing.T) {
 				cfg := Config{Model: model, Dataset: "mnist", Mode: mode, Epochs: 2, Batch: 32, LR: 0.05, Momentum: 0.5, Seed: 3, BucketMiB: 0.05}
@@ -156,5 +163,46 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := good.Validate(2); err != nil {
 		t.Error(err)
+	}
+}
+
+// newStore is a rendezvous store in this process, for the parameter
+// server's addresses.
+func newStore(t *testing.T) collective.Store {
+	srv, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: "train-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, err := rendezvous.Dial(t.Context(), srv.Addr(), rendezvous.ClientOptions{JobID: "train-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestParameterServerModes trains through the parameter server's own
+// training API: synchronous keeps the replicas identical; asynchronous with
+// a staleness bound still learns.
+func TestParameterServerModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode, staleness string
+		identical       bool
+	}{
+		{"ps-sync", "0", true},
+		{"ps-async", "2", false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cfg := Config{Model: "mlp", Dataset: "mnist", Mode: tc.mode, Epochs: 2, Batch: 32, LR: 0.05, Momentum: 0.5, Seed: 5}
+			res := trainWorldWith(t, 2, cfg, "ps", map[string]string{"staleness": tc.staleness})
+			s := res.sums[0]
+			if tc.identical && !s.Identical {
+				t.Errorf("synchronous parameter-server training left replicas different")
+			}
+			if s.TestAcc < 0.6 {
+				t.Errorf("test accuracy %.2f after 2 epochs of an easy task", s.TestAcc)
+			}
+		})
 	}
 }
