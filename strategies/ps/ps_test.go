@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/distbench/distbench/internal/rendezvous"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,64 +18,8 @@ import (
 	"github.com/distbench/distbench/strategies/ps"
 )
 
-// memStore is an in-memory rendezvous store for tests.
-type memStore struct {
-	mu      sync.Mutex
-	kv      map[string][]byte
-	changed chan struct{}
-}
-
-func newMemStore() *memStore { return &memStore{kv: map[string][]byte{}, changed: make(chan struct{})} }
-
-var _ collective.Store = (*memStore)(nil)
-
-func (s *memStore) Set(ctx context.Context, key string, value []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.kv[key] = slices.Clone(value)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	return nil
-}
-
-func (s *memStore) Get(ctx context.Context, key string) ([]byte, error) {
-	for {
-		s.mu.Lock()
-		v, ok := s.kv[key]
-		ch := s.changed
-		s.mu.Unlock()
-		if ok {
-			return slices.Clone(v), nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-func (s *memStore) Add(ctx context.Context, key string, delta int64) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n, _ := strconv.ParseInt(string(s.kv[key]), 10, 64)
-	n += delta
-	s.kv[key] = []byte(strconv.FormatInt(n, 10))
-	close(s.changed)
-	s.changed = make(chan struct{})
-	return n, nil
-}
-
-func (s *memStore) Wait(ctx context.Context, keys ...string) error {
-	for _, k := range keys {
-		if _, err := s.Get(ctx, k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *memStore) Close() error { return nil }
+// newMemStore is the rendezvous store the in-process worlds of these tests share.
+func newMemStore() *rendezvous.MemStore { return rendezvous.NewMemStore() }
 
 // testOptions cut tensors into small pieces over every server and stream
 // them in small chunks, so that modest counts exercise sharding, chunking
@@ -109,7 +53,7 @@ func colocatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 // runs in goroutines.
 type dedicated struct {
 	comms   []collective.Comm
-	store   *memStore
+	store   *rendezvous.MemStore
 	cancels []context.CancelFunc
 	mu      sync.Mutex
 	killed  bool

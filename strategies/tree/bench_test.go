@@ -3,7 +3,7 @@ package tree
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"github.com/distbench/distbench/internal/rendezvous"
 	"sync"
 	"testing"
 	"time"
@@ -112,7 +112,7 @@ func runAllReduce(b *testing.B, comms []collective.Comm, size int) {
 // tcpWorld connects n ranks through the TCP mesh over loopback; the
 // benchmark's cleanup closes them.
 func tcpWorld(b *testing.B, n int, opts map[string]string) []collective.Comm {
-	store := &benchStore{m: map[string][]byte{}, changed: make(chan struct{})}
+	store := rendezvous.NewMemStore()
 	comms := make([]collective.Comm, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -147,63 +147,3 @@ func tcpWorld(b *testing.B, n int, opts map[string]string) []collective.Comm {
 	}
 	return comms
 }
-
-// benchStore is a collective.Store in memory, standing in for the
-// rendezvous server.
-type benchStore struct {
-	mu      sync.Mutex
-	m       map[string][]byte
-	changed chan struct{} // closed and replaced on every change
-}
-
-func (s *benchStore) set(key string, v []byte) {
-	s.m[key] = v
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-func (s *benchStore) Set(ctx context.Context, key string, value []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.set(key, append([]byte(nil), value...))
-	return nil
-}
-
-func (s *benchStore) Get(ctx context.Context, key string) ([]byte, error) {
-	for {
-		s.mu.Lock()
-		v, ok := s.m[key]
-		ch := s.changed
-		s.mu.Unlock()
-		if ok {
-			return append([]byte(nil), v...), nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-func (s *benchStore) Add(ctx context.Context, key string, delta int64) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n, _ := strconv.ParseInt(string(s.m[key]), 10, 64)
-	n += delta
-	s.set(key, []byte(strconv.FormatInt(n, 10)))
-	return n, nil
-}
-
-func (s *benchStore) Wait(ctx context.Context, keys ...string) error {
-	for _, k := range keys {
-		if _, err := s.Get(ctx, k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *benchStore) Close() error { return nil }
-
-var _ collective.Store = (*benchStore)(nil)
