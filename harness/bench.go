@@ -40,13 +40,7 @@ type benchmark struct {
 var benchmarks = map[string]benchmark{
 	"allreduce": {
 		reduces: true,
-		alloc: func(b *instance) {
-			b.out = collective.NewTensor(b.dt, b.count)
-			b.in = b.out
-			if !b.inplace {
-				b.in = collective.NewTensor(b.dt, b.count)
-			}
-		},
+		alloc:   allocWhole,
 		// The API's allreduce works in place, as torch's does; the
 		// out-of-place form is what its users write: out.copy_(in), then
 		// all_reduce(out). The copy is part of the measured time.
@@ -61,13 +55,7 @@ var benchmarks = map[string]benchmark{
 	},
 	"reduce": {
 		reduces: true, rooted: true,
-		alloc: func(b *instance) {
-			b.out = collective.NewTensor(b.dt, b.count)
-			b.in = b.out
-			if !b.inplace {
-				b.in = collective.NewTensor(b.dt, b.count)
-			}
-		},
+		alloc: allocWhole,
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace {
 				copy(b.out.Data, b.in.Data)
@@ -84,13 +72,7 @@ var benchmarks = map[string]benchmark{
 	},
 	"broadcast": {
 		rooted: true,
-		alloc: func(b *instance) {
-			b.out = collective.NewTensor(b.dt, b.count)
-			b.in = b.out
-			if !b.inplace {
-				b.in = collective.NewTensor(b.dt, b.count)
-			}
-		},
+		alloc:  allocWhole,
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace && b.r == b.root {
 				copy(b.out.Data, b.in.Data)
@@ -106,78 +88,38 @@ var benchmarks = map[string]benchmark{
 	},
 	"allgather": {
 		blocks: true,
-		alloc: func(b *instance) {
-			per := b.count / b.n
-			b.out = collective.NewTensor(b.dt, b.count)
-			if b.inplace {
-				b.in = b.out.Slice(b.r*per, (b.r+1)*per)
-			} else {
-				b.in = collective.NewTensor(b.dt, per)
-			}
-		},
-		run:  func(ctx context.Context, b *instance) error { return b.comm.AllGather(ctx, b.out, b.in) },
-		fill: func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
+		alloc:  allocGathered,
+		run:    func(ctx context.Context, b *instance) error { return b.comm.AllGather(ctx, b.out, b.in) },
+		fill:   func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
 		wrong: func(b *instance) int64 {
-			per, w := b.count/b.n, int64(0)
-			for src := range b.n {
-				w += exact.CountPattern(b.out.Slice(src*per, (src+1)*per), src, 0)
-			}
-			return w
+			return wrongGathered(b)
 		},
 	},
 	"reducescatter": {
 		reduces: true, blocks: true,
-		alloc: func(b *instance) {
-			per := b.count / b.n
-			b.in = collective.NewTensor(b.dt, b.count)
-			if b.inplace {
-				b.out = b.in.Slice(b.r*per, (b.r+1)*per)
-			} else {
-				b.out = collective.NewTensor(b.dt, per)
-			}
-		},
-		run:  func(ctx context.Context, b *instance) error { return b.comm.ReduceScatter(ctx, b.out, b.in, b.op) },
-		fill: func(b *instance) { exact.Fill(b.in, b.op, b.n, b.r, 0) },
+		alloc: allocScattered,
+		run:   func(ctx context.Context, b *instance) error { return b.comm.ReduceScatter(ctx, b.out, b.in, b.op) },
+		fill:  func(b *instance) { exact.Fill(b.in, b.op, b.n, b.r, 0) },
 		wrong: func(b *instance) int64 {
 			return exact.CountWrong(b.out, b.op, b.n, b.r*(b.count/b.n))
 		},
 	},
 	"gather": {
 		rooted: true, blocks: true,
-		alloc: func(b *instance) {
-			per := b.count / b.n
-			b.out = collective.NewTensor(b.dt, b.count)
-			if b.inplace {
-				b.in = b.out.Slice(b.r*per, (b.r+1)*per)
-			} else {
-				b.in = collective.NewTensor(b.dt, per)
-			}
-		},
-		run:  func(ctx context.Context, b *instance) error { return b.comm.Gather(ctx, b.out, b.in, b.root) },
-		fill: func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
+		alloc: allocGathered,
+		run:   func(ctx context.Context, b *instance) error { return b.comm.Gather(ctx, b.out, b.in, b.root) },
+		fill:  func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
 		wrong: func(b *instance) int64 {
 			if b.r != b.root {
 				return 0
 			}
-			per, w := b.count/b.n, int64(0)
-			for src := range b.n {
-				w += exact.CountPattern(b.out.Slice(src*per, (src+1)*per), src, 0)
-			}
-			return w
+			return wrongGathered(b)
 		},
 	},
 	"scatter": {
 		rooted: true, blocks: true,
-		alloc: func(b *instance) {
-			per := b.count / b.n
-			b.in = collective.NewTensor(b.dt, b.count)
-			if b.inplace {
-				b.out = b.in.Slice(b.r*per, (b.r+1)*per)
-			} else {
-				b.out = collective.NewTensor(b.dt, per)
-			}
-		},
-		run: func(ctx context.Context, b *instance) error { return b.comm.Scatter(ctx, b.out, b.in, b.root) },
+		alloc: allocScattered,
+		run:   func(ctx context.Context, b *instance) error { return b.comm.Scatter(ctx, b.out, b.in, b.root) },
 		fill: func(b *instance) {
 			if b.r == b.root {
 				exact.FillPattern(b.in, b.root, 0)
@@ -240,4 +182,47 @@ var benchmarks = map[string]benchmark{
 		fill:  func(b *instance) {},
 		wrong: func(b *instance) int64 { return 0 },
 	},
+}
+
+// allocWhole gives in and out the whole count; in-place they are one buffer.
+func allocWhole(b *instance) {
+	b.out = collective.NewTensor(b.dt, b.count)
+	b.in = b.out
+	if !b.inplace {
+		b.in = collective.NewTensor(b.dt, b.count)
+	}
+}
+
+// allocGathered makes out the whole count and in one rank's block of it
+// (allgather, gather); in-place, in is this rank's block of out.
+func allocGathered(b *instance) {
+	per := b.count / b.n
+	b.out = collective.NewTensor(b.dt, b.count)
+	if b.inplace {
+		b.in = b.out.Slice(b.r*per, (b.r+1)*per)
+	} else {
+		b.in = collective.NewTensor(b.dt, per)
+	}
+}
+
+// allocScattered is allocGathered the other way round (reduce-scatter,
+// scatter): in is the whole count, out one block.
+func allocScattered(b *instance) {
+	per := b.count / b.n
+	b.in = collective.NewTensor(b.dt, b.count)
+	if b.inplace {
+		b.out = b.in.Slice(b.r*per, (b.r+1)*per)
+	} else {
+		b.out = collective.NewTensor(b.dt, per)
+	}
+}
+
+// wrongGathered counts wrong elements of out, whose block src must hold
+// rank src's pattern.
+func wrongGathered(b *instance) int64 {
+	per, w := b.count/b.n, int64(0)
+	for src := range b.n {
+		w += exact.CountPattern(b.out.Slice(src*per, (src+1)*per), src, 0)
+	}
+	return w
 }

@@ -401,7 +401,7 @@ func (g *Group) Name() string {
 		if g.Spec.Link != "" {
 			s += " link=" + g.Spec.Link
 		}
-		for _, k := range sortedKeys(g.Spec.Options) {
+		for _, k := range slices.Sorted(maps.Keys(g.Spec.Options)) {
 			s += " " + k + "=" + g.Spec.Options[k]
 		}
 		return s
@@ -987,7 +987,7 @@ func trainID(s *Spec) string {
 	if s.Link != "" {
 		id += "/link=" + s.Link
 	}
-	for _, k := range sortedKeys(s.Options) {
+	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		id += "/" + k + "=" + s.Options[k]
 	}
 	return id

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -50,19 +51,10 @@ func (s *Spec) PointID(p Point) string {
 	if s.Link != "" {
 		id += "/link=" + s.Link
 	}
-	for _, k := range sortedKeys(s.Options) {
+	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		id += "/" + k + "=" + s.Options[k]
 	}
 	return id
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Validate checks the spec before any process starts; errors name the bad

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -252,7 +254,7 @@ func (t *table) header() {
 	if s.Link != "" {
 		fmt.Fprintf(t.w, ", link %s", s.Link)
 	}
-	for _, k := range sortedKeys(s.Options) {
+	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		fmt.Fprintf(t.w, ", %s=%s", k, s.Options[k])
 	}
 	fmt.Fprintf(t.w, "\n# time is the median over iterations of the slowest rank's time\n#\n")
@@ -346,17 +348,4 @@ func (t *table) footer(failed bool) {
 		fmt.Fprintf(t.w, "# incomplete: the run failed after %d rows\n", t.rows)
 	}
 	t.w.Flush()
-}
-
-func sortedKeys(m map[string]string) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
