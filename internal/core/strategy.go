@@ -72,3 +72,14 @@ func ParseChunk(value string) (int, error) {
 	}
 	return int(n), nil
 }
+
+// ChunkBytes rounds a chunk size down to whole elements of dt, and to at
+// least one element, so that pipelined chunks never split an element.
+func ChunkBytes(chunk int, dt collective.DType) int {
+	s := dt.Size()
+	return max(s, chunk/s*s)
+}
+
+// Mod is a modulo whose result is never negative, for ring and tree
+// neighbour arithmetic (rank−1 of rank 0 is n−1).
+func Mod(a, n int) int { return ((a % n) + n) % n }

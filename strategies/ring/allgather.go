@@ -19,8 +19,8 @@ func (a *algorithms) AllGather(c *core.Call, out, in collective.Tensor) error {
 	p := &pass{
 		dt: in.DType, buf: out.Data, segs: segs,
 		steps:   n - 1,
-		sendSeg: func(g int) int { return mod(r-g, n) },
-		recvSeg: func(g int) int { return mod(r-g-1, n) },
+		sendSeg: func(g int) int { return core.Mod(r-g, n) },
+		recvSeg: func(g int) int { return core.Mod(r-g-1, n) },
 		chunk:   a.chunkBytes(in.DType),
 	}
 	return p.run(c)

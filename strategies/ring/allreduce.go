@@ -16,8 +16,8 @@ func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.
 		segs:        segments(t.DType, t.Count(), n),
 		steps:       2 * (n - 1),
 		reduceSteps: n - 1,
-		sendSeg:     func(g int) int { return mod(r-g, n) },
-		recvSeg:     func(g int) int { return mod(r-g-1, n) },
+		sendSeg:     func(g int) int { return core.Mod(r-g, n) },
+		recvSeg:     func(g int) int { return core.Mod(r-g-1, n) },
 		chunk:       a.chunkBytes(t.DType),
 	}
 	return p.run(c)

@@ -11,8 +11,8 @@ import (
 // (n−1)·size / bandwidth.
 func (a *algorithms) Broadcast(c *core.Call, t collective.Tensor, root int) error {
 	n, r := c.Size(), c.Rank()
-	pos := mod(r-root, n)
-	prev, next := mod(r-1, n), mod(r+1, n)
+	pos := core.Mod(r-root, n)
+	prev, next := core.Mod(r-1, n), core.Mod(r+1, n)
 	chunk := a.chunkBytes(t.DType)
 	chunks := (len(t.Data) + chunk - 1) / chunk
 	rng := func(k int) []byte { return t.Data[k*chunk : min((k+1)*chunk, len(t.Data))] }

@@ -108,7 +108,7 @@ func (p *pass) run(c *core.Call) error {
 // a reader that drains it whether or not a receive is posted.
 func (p *pass) runEager(c *core.Call) error {
 	n, r := c.Size(), c.Rank()
-	right, left := mod(r+1, n), mod(r-1, n)
+	right, left := core.Mod(r+1, n), core.Mod(r-1, n)
 	for g := range p.steps {
 		rs, ss := p.segs[p.recvSeg(g)], p.segs[p.sendSeg(g)]
 		dst := p.buf[rs[0]:rs[1]]
@@ -136,7 +136,7 @@ func (p *pass) runEager(c *core.Call) error {
 // folds staged chunks into buf and marks them done.
 func (p *pass) runPipelined(c *core.Call) error {
 	n, r := c.Size(), c.Rank()
-	right, left := mod(r+1, n), mod(r-1, n)
+	right, left := core.Mod(r+1, n), core.Mod(r-1, n)
 
 	// start[g] is the index, in receive order, of step g's first chunk.
 	start := make([]int, p.steps+1)

@@ -10,8 +10,8 @@ import (
 // Non-root ranks accumulate in a scratch copy, leaving t as it was.
 func (a *algorithms) Reduce(c *core.Call, t collective.Tensor, root int, op collective.Op) error {
 	n, r := c.Size(), c.Rank()
-	pos := mod(r-root-1, n) // root+1 is 0, root is n−1
-	prev, next := mod(r-1, n), mod(r+1, n)
+	pos := core.Mod(r-root-1, n) // root+1 is 0, root is n−1
+	prev, next := core.Mod(r-1, n), core.Mod(r+1, n)
 	chunk := a.chunkBytes(t.DType)
 	chunks := (len(t.Data) + chunk - 1) / chunk
 	acc := t.Data

@@ -22,8 +22,8 @@ func (a *algorithms) ReduceScatter(c *core.Call, out, in collective.Tensor, op c
 		dt: in.DType, op: op, buf: work, segs: segs,
 		steps:       n - 1,
 		reduceSteps: n - 1,
-		sendSeg:     func(g int) int { return mod(r-g-1, n) },
-		recvSeg:     func(g int) int { return mod(r-g-2, n) },
+		sendSeg:     func(g int) int { return core.Mod(r-g-1, n) },
+		recvSeg:     func(g int) int { return core.Mod(r-g-2, n) },
 		chunk:       a.chunkBytes(in.DType),
 	}
 	if err := p.run(c); err != nil {

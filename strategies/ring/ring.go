@@ -51,11 +51,8 @@ type algorithms struct {
 
 var _ core.Algorithms = (*algorithms)(nil)
 
-// chunkBytes rounds the chunk size down to whole elements of dt.
-func (a *algorithms) chunkBytes(dt collective.DType) int {
-	s := dt.Size()
-	return max(s, a.chunk/s*s)
-}
+// chunkBytes is the chunk size in whole elements of dt.
+func (a *algorithms) chunkBytes(dt collective.DType) int { return core.ChunkBytes(a.chunk, dt) }
 
 // segments cuts count elements of dt into n near-equal byte ranges.
 func segments(dt collective.DType, count, n int) [][2]int {
@@ -66,5 +63,3 @@ func segments(dt collective.DType, count, n int) [][2]int {
 	}
 	return segs
 }
-
-func mod(a, n int) int { return ((a % n) + n) % n }

@@ -20,7 +20,7 @@ import (
 // so the tree is ⌈log2 n⌉ levels deep and v's subtree is the contiguous
 // relative ranks [v, v+span(v)).
 func binomial(n, root, r int) node {
-	v := mod(r-root, n)
+	v := core.Mod(r-root, n)
 	nd := node{parent: -1}
 	bit := lowBit(v, n)
 	if v != 0 {
@@ -88,7 +88,7 @@ func (a *algorithms) Reduce(c *core.Call, t collective.Tensor, root int, op coll
 func (a *algorithms) Gather(c *core.Call, out, in collective.Tensor, root int) error {
 	n, r := c.Size(), c.Rank()
 	nd := binomial(n, root, r)
-	v := mod(r-root, n)
+	v := core.Mod(r-root, n)
 	per := len(in.Data)
 	if len(nd.children) == 0 {
 		if err := c.Send(nd.parent, 0, in.Data); err != nil {
@@ -103,7 +103,7 @@ func (a *algorithms) Gather(c *core.Call, out, in collective.Tensor, root int) e
 	copy(sub[:per], in.Data)
 	fns := make([]func(*core.Call) error, len(nd.children))
 	for i, child := range nd.children {
-		cv := mod(child-root, n)
+		cv := core.Mod(child-root, n)
 		lo := (cv - v) * per
 		blocks := sub[lo : lo+span(cv, n)*per]
 		fns[i] = func(c *core.Call) error { return c.Recv(child, 0, blocks) }
@@ -130,7 +130,7 @@ func (a *algorithms) Gather(c *core.Call, out, in collective.Tensor, root int) e
 func (a *algorithms) Scatter(c *core.Call, out, in collective.Tensor, root int) error {
 	n, r := c.Size(), c.Rank()
 	nd := binomial(n, root, r)
-	v := mod(r-root, n)
+	v := core.Mod(r-root, n)
 	per := len(out.Data)
 	if len(nd.children) == 0 {
 		if err := c.Recv(nd.parent, 0, out.Data); err != nil {
@@ -154,7 +154,7 @@ func (a *algorithms) Scatter(c *core.Call, out, in collective.Tensor, root int) 
 	}
 	fns := make([]func(*core.Call) error, len(nd.children))
 	for i, child := range nd.children {
-		cv := mod(child-root, n)
+		cv := core.Mod(child-root, n)
 		lo := (cv - v) * per
 		blocks := sub[lo : lo+span(cv, n)*per]
 		fns[i] = func(c *core.Call) error { return c.Send(child, 0, blocks) }

@@ -89,10 +89,5 @@ type algorithms struct {
 
 var _ core.Algorithms = (*algorithms)(nil)
 
-// chunkBytes rounds the chunk size down to whole elements of dt.
-func (a *algorithms) chunkBytes(dt collective.DType) int {
-	s := dt.Size()
-	return max(s, a.chunk/s*s)
-}
-
-func mod(a, n int) int { return ((a % n) + n) % n }
+// chunkBytes is the chunk size in whole elements of dt.
+func (a *algorithms) chunkBytes(dt collective.DType) int { return core.ChunkBytes(a.chunk, dt) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/internal/transport"
 )
 
@@ -170,10 +171,10 @@ func TestBinomialTree(t *testing.T) {
 				t.Fatalf("n=%d root=%d: root has parent %d", n, root, nodes[root].parent)
 			}
 			for r := range n {
-				v := mod(r-root, n)
+				v := core.Mod(r-root, n)
 				total := 1
 				for _, c := range nodes[r].children {
-					total += span(mod(c-root, n), n)
+					total += span(core.Mod(c-root, n), n)
 				}
 				if total != span(v, n) {
 					t.Fatalf("n=%d root=%d rank %d: children's spans add to %d, span is %d", n, root, r, total, span(v, n))
