@@ -38,7 +38,17 @@ type Poster interface {
 	PostRecv(peer int, tag uint64, buf []byte) (Posted, error)
 }
 
-// Posted is a receive made by Poster.PostRecv.
+// ReducePoster is an optional Transport interface: a posted receive that
+// reduces the message into buf (buf = buf op message) as it arrives, a few
+// kilobytes at a time straight from the connection's read buffer, instead
+// of landing it in a staging buffer that is reduced afterwards. It saves a
+// pass over memory and the staging buffer itself; a reduction step of a
+// ring or a chain then costs what a copy step costs.
+type ReducePoster interface {
+	PostRecvReduce(peer int, tag uint64, buf []byte, dt DType, op Op) (Posted, error)
+}
+
+// Posted is a receive made by Poster.PostRecv or ReducePoster.PostRecvReduce.
 type Posted interface {
 	// Wait returns once the message has been received into the buffer, or
 	// ctx has ended; buf is never written after Wait returns.

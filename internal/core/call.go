@@ -75,6 +75,24 @@ func (p *Posted) Wait() error {
 	return nil
 }
 
+// postKey names the message stream a posted receive takes from.
+type postKey struct {
+	peer int
+	tag  uint64
+}
+
+// Cancel withdraws a receive that will not be waited for, so that its
+// buffer is not written after the operation returns. A receive that a
+// reader is already filling is waited for (the reader has its own deadline).
+func (p *Posted) Cancel() { p.wait(cancelled) }
+
+// cancelled is an already-ended context, for Cancel.
+var cancelled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // PostRecv posts a receive of the next message from group rank peer on
 // channel into buf and returns at once. Receives posted ahead of their
 // messages land in place; on a transport that cannot post, a goroutine
@@ -90,14 +108,72 @@ func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
 	}
 	done := make(chan error, 1)
 	tag, global := c.tag(channel), g.ranks[peer]
-	go func() { done <- g.shared.tr.Recv(c.ctx, global, tag, buf) }()
+	rctx, cancel := context.WithCancel(c.ctx)
+	// Receives posted under one tag must take its messages in the order
+	// they were posted: each goroutine starts its Recv only once the one
+	// posted before it has finished.
+	key := postKey{global, tag}
+	mine := make(chan struct{})
+	g.postMu.Lock()
+	before := g.lastPost[key]
+	if g.lastPost == nil {
+		g.lastPost = map[postKey]chan struct{}{}
+	}
+	g.lastPost[key] = mine
+	g.postMu.Unlock()
+	go func() {
+		defer func() {
+			g.postMu.Lock()
+			if g.lastPost[key] == mine {
+				delete(g.lastPost, key)
+			}
+			g.postMu.Unlock()
+			close(mine)
+		}()
+		if before != nil {
+			select {
+			case <-before:
+			case <-rctx.Done():
+				done <- rctx.Err()
+				return
+			}
+		}
+		done <- g.shared.tr.Recv(rctx, global, tag, buf)
+	}()
 	return &Posted{c, peer, func(ctx context.Context) error {
 		select {
 		case err := <-done:
+			cancel()
 			return err
 		case <-ctx.Done():
-			return <-done // the receive has the same deadline and ends too
+			cancel()
+			return <-done
 		}
+	}}
+}
+
+// PostRecvReduce posts a receive of the next message from group rank peer
+// on channel that reduces it into buf with op (buf = buf op message). On a
+// collective.ReducePoster the message is reduced as it is read, with no
+// staging buffer; elsewhere it lands in a buffer of its own and is reduced
+// in Wait.
+func (c *Call) PostRecvReduce(peer int, channel uint8, buf []byte, dt collective.DType, op collective.Op) *Posted {
+	g := c.g
+	if rp, ok := g.shared.tr.(collective.ReducePoster); ok {
+		r, err := rp.PostRecvReduce(g.ranks[peer], c.tag(channel), buf, dt, op)
+		if err != nil {
+			return &Posted{c, peer, func(context.Context) error { return err }}
+		}
+		return &Posted{c, peer, r.Wait}
+	}
+	staged := make([]byte, len(buf))
+	inner := c.PostRecv(peer, channel, staged)
+	return &Posted{c, peer, func(ctx context.Context) error {
+		if err := inner.wait(ctx); err != nil {
+			return err
+		}
+		collective.ReduceInto(dt, op, buf, staged)
+		return nil
 	}}
 }
 

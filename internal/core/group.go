@@ -78,6 +78,11 @@ type Group struct {
 	recvQ   map[int]*serial
 	p2pSeq  map[[2]int]uint64
 	scratch [][]byte // see Call.Scratch; used only on the executor
+
+	// On a transport that is not a collective.Poster, the last receive
+	// posted per stream, which the next must wait for (see Call.PostRecv).
+	postMu   sync.Mutex
+	lastPost map[postKey]chan struct{}
 }
 
 var _ collective.Comm = (*Group)(nil)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,7 @@ func TestTransportConformance(t *testing.T) {
 			t.Run("timeout", func(t *testing.T) { conformTimeout(t, newWorld(t, 2)) })
 			t.Run("abort", func(t *testing.T) { conformAbort(t, newWorld(t, 3)) })
 			t.Run("close", func(t *testing.T) { conformClose(t, newWorld(t, 2)) })
+			t.Run("reduce receive", func(t *testing.T) { conformReduce(t, newWorld(t, 2)) })
 		})
 	}
 }
@@ -134,5 +136,54 @@ func conformClose(t *testing.T, trs []collective.Transport) {
 	}
 	if err := trs[0].Send(ctx, 1, 0, []byte("x")); !errors.Is(err, collective.ErrClosed) {
 		t.Errorf("send after Close: %v, want ErrClosed", err)
+	}
+}
+
+// conformReduce: a reduce receive leaves buf op message in buf, whether it
+// was posted before the message arrived (reduced as it is read) or after
+// (reduced out of the unexpected queue), at sizes around the TCP reader's
+// buffer.
+func conformReduce(t *testing.T, trs []collective.Transport) {
+	ctx := ctxFor(t, 20*time.Second)
+	rp := trs[1].(collective.ReducePoster)
+	tag := uint64(0)
+	for _, dt := range []collective.DType{collective.Float32, collective.BFloat16, collective.Int64} {
+		for _, count := range []int{0, 1, 1000, 64<<10/dt.Size() + 3, 1<<20/dt.Size() + 5} {
+			for _, early := range []bool{true, false} {
+				tag++
+				t.Run(fmt.Sprintf("%s/%d/posted early %v", dt, count, early), func(t *testing.T) {
+					mine, theirs := collective.NewTensor(dt, count), collective.NewTensor(dt, count)
+					for i := range count {
+						mine.SetFloat64(i, float64(i%7))
+						theirs.SetFloat64(i, float64(i%5+1))
+					}
+					want := append([]byte(nil), mine.Data...)
+					collective.ReduceInto(dt, collective.Max, want, theirs.Data)
+					var rv collective.Posted
+					var err error
+					if early {
+						if rv, err = rp.PostRecvReduce(0, tag, mine.Data, dt, collective.Max); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := trs[0].Send(ctx, 1, tag, theirs.Data); err != nil {
+						t.Fatal(err)
+					}
+					if !early {
+						// Let the message arrive first.
+						time.Sleep(20 * time.Millisecond)
+						if rv, err = rp.PostRecvReduce(0, tag, mine.Data, dt, collective.Max); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := rv.Wait(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(mine.Data, want) {
+						t.Fatalf("buffer after the reduce receive differs from buf max message")
+					}
+				})
+			}
+		}
 	}
 }

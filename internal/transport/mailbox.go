@@ -29,13 +29,32 @@ func NewMailbox(describe string) *Mailbox {
 	}
 }
 
-// Pending is a posted receive claimed by a reader, which fills Buf and then
-// calls Complete.
+// Pending is a posted receive claimed by a reader, which fills Buf (through
+// Absorb when Reduces) and then calls Complete.
 type Pending struct {
-	Buf  []byte
-	tag  uint64
-	done chan struct{}
-	err  error
+	Buf     []byte
+	tag     uint64
+	reduces bool // Buf = Buf op message, instead of Buf = message
+	dt      collective.DType
+	op      collective.Op
+	done    chan struct{}
+	err     error
+}
+
+// Reduces reports whether the message is to be reduced into Buf rather than
+// copied: the reader must then hand it over through Absorb.
+func (p *Pending) Reduces() bool { return p.reduces }
+
+// Absorb puts data, the message's bytes from offset off, into Buf: copied,
+// or reduced in when the receive reduces (off and len(data) are then whole
+// elements).
+func (p *Pending) Absorb(off int, data []byte) {
+	dst := p.Buf[off : off+len(data)]
+	if p.reduces {
+		collective.ReduceInto(p.dt, p.op, dst, data)
+	} else {
+		copy(dst, data)
+	}
 }
 
 // Complete finishes a claimed receive with err (nil on success).
@@ -76,18 +95,18 @@ func (m *Mailbox) Deliver(tag uint64, data []byte) {
 		p := q[0]
 		m.popPosted(tag)
 		m.mu.Unlock()
-		p.Complete(fill(p.Buf, data))
+		p.Complete(fill(p, data))
 		return
 	}
 	m.unexpected[tag] = append(m.unexpected[tag], data)
 	m.mu.Unlock()
 }
 
-func fill(buf, data []byte) error {
-	if len(buf) != len(data) {
-		return &collective.MismatchError{What: "message size in bytes", Want: int64(len(buf)), Got: int64(len(data))}
+func fill(p *Pending, data []byte) error {
+	if len(p.Buf) != len(data) {
+		return MismatchFor(p, len(data))
 	}
-	copy(buf, data)
+	p.Absorb(0, data)
 	return nil
 }
 
@@ -111,7 +130,21 @@ func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
 // filled in place by the reader, so a pipeline that posts several ahead
 // avoids the copy out of the unexpected queue.
 func (m *Mailbox) Post(tag uint64, buf []byte) *Pending {
-	p := &Pending{Buf: buf, tag: tag, done: make(chan struct{})}
+	return m.post(&Pending{Buf: buf, tag: tag, done: make(chan struct{})})
+}
+
+// PostReduce is Post for a receive that reduces the message into buf with
+// op (buf = buf op message) instead of overwriting it. len(buf) must be a
+// whole number of dt's elements.
+func (m *Mailbox) PostReduce(tag uint64, buf []byte, dt collective.DType, op collective.Op) *Pending {
+	if len(buf)%dt.Size() != 0 {
+		panic(fmt.Sprintf("transport: PostReduce of %d bytes, not whole %s elements", len(buf), dt))
+	}
+	return m.post(&Pending{Buf: buf, tag: tag, reduces: true, dt: dt, op: op, done: make(chan struct{})})
+}
+
+func (m *Mailbox) post(p *Pending) *Pending {
+	tag := p.tag
 	m.mu.Lock()
 	if q := m.unexpected[tag]; len(q) > 0 && len(m.posted[tag]) == 0 {
 		data := q[0]
@@ -122,7 +155,7 @@ func (m *Mailbox) Post(tag uint64, buf []byte) *Pending {
 			m.unexpected[tag] = q[1:]
 		}
 		m.mu.Unlock()
-		p.Complete(fill(buf, data))
+		p.Complete(fill(p, data))
 		return p
 	}
 	if m.err != nil {

@@ -55,6 +55,9 @@ var (
 	_ collective.Transport = (*Mem)(nil)
 	_ collective.Poster    = (*Mem)(nil)
 	_ collective.Poster    = (*TCP)(nil)
+
+	_ collective.ReducePoster = (*Mem)(nil)
+	_ collective.ReducePoster = (*TCP)(nil)
 )
 
 // posted is a receive made by PostRecv.
@@ -148,6 +151,15 @@ func (m *Mem) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, err
 		return nil, err
 	}
 	return posted{m.boxes[peer], m.boxes[peer].Post(tag, buf)}, nil
+}
+
+// PostRecvReduce posts a receive that reduces the next message from peer
+// under tag into buf.
+func (m *Mem) PostRecvReduce(peer int, tag uint64, buf []byte, dt collective.DType, op collective.Op) (collective.Posted, error) {
+	if err := m.checkPeer(peer); err != nil {
+		return nil, err
+	}
+	return posted{m.boxes[peer], m.boxes[peer].PostReduce(tag, buf, dt, op)}, nil
 }
 
 // Abort fails every peer's pending receives from this rank, naming this rank

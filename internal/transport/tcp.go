@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,10 +81,14 @@ type TCPOptions struct {
 	// CloseTimeout bounds Close and Abort: how long to wait for peers to
 	// acknowledge the goodbye. Default DefaultCloseTimeout.
 	CloseTimeout time.Duration
-	// Spin, if positive, has each connection's reader busy-read for up to
-	// this long before it parks, trading a core's time for a lower
-	// small-message latency. Use it only when the job's processes have cores
-	// to spare (the local launcher sets it when they do); 0 never spins.
+	// Spin, if positive, has each connection's reader poll its socket for
+	// up to this long after the last bytes it read before it parks,
+	// yielding to the process's other goroutines between polls. It trades a
+	// core's time for a lower small-message latency: a waiting rank finds
+	// its message without a poller and thread wake-up. Use it only when
+	// every process has a core of its own (the local launcher sets it when
+	// they do, with GOMAXPROCS at the process's share of the cores); 0 never
+	// spins.
 	Spin time.Duration
 	// Link, if not nil, shapes the traffic as a NIC of that rate and
 	// latency would; see Link.
@@ -581,10 +586,12 @@ func (d *deadlineReader) Read(b []byte) (int, error) {
 	return d.c.Read(b)
 }
 
-// spinRead reads from the socket without parking for up to d.spin: on a
-// machine with a core to spare, waking a parked reader through the poller
-// costs tens of microseconds, several times a small message's transfer.
-// After the budget it parks as usual, so an idle link costs no CPU.
+// spinRead reads from the socket without parking for up to d.spin: waking
+// a parked reader through the poller costs tens of microseconds, several
+// times a small message's transfer. Between polls it yields (Gosched), so
+// the rank it has just handed a message to runs at once on the same thread
+// instead of waiting for another to wake. After the budget it parks as
+// usual, so an idle link costs no CPU.
 func (d *deadlineReader) spinRead(b []byte) (int, error) {
 	var n int
 	var err error
@@ -597,6 +604,7 @@ func (d *deadlineReader) spinRead(b []byte) (int, error) {
 				continue
 			case err == syscall.EAGAIN:
 				if time.Now().Before(budget) {
+					runtime.Gosched()
 					continue
 				}
 				return false // park until readable
@@ -788,6 +796,16 @@ func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, err
 	return posted{p.box, p.box.Post(tag, buf)}, nil
 }
 
+// PostRecvReduce posts a receive that reduces the next message from peer
+// under tag into buf as it is read; see collective.ReducePoster.
+func (t *TCP) PostRecvReduce(peer int, tag uint64, buf []byte, dt collective.DType, op collective.Op) (collective.Posted, error) {
+	p, err := t.peer(peer)
+	if err != nil {
+		return nil, err
+	}
+	return posted{p.box, p.box.PostReduce(tag, buf, dt, op)}, nil
+}
+
 // readLoop reads frames from one peer until the connection ends.
 func (t *TCP) readLoop(p *peer) {
 	defer t.wg.Done()
@@ -946,8 +964,14 @@ func (t *TCP) readInto(p *peer, pd *Pending, head []byte, got, size int) error {
 		pd.Complete(MismatchFor(pd, size))
 		return err
 	}
-	copy(pd.Buf, head)
-	if err := t.readPayload(p, pd.Buf[got:], size-got); err != nil {
+	pd.Absorb(0, head)
+	var err error
+	if pd.Reduces() {
+		err = t.readReduce(p, pd, got, size)
+	} else {
+		err = t.readPayload(p, pd.Buf[got:], size-got)
+	}
+	if err != nil {
 		if t.isClosed() {
 			pd.Complete(collective.ErrClosed)
 		} else {
@@ -956,6 +980,29 @@ func (t *TCP) readInto(p *peer, pd *Pending, head []byte, got, size int) error {
 		return err
 	}
 	pd.Complete(nil)
+	return nil
+}
+
+// readReduce reduces the message's bytes from off to size into pd.Buf a
+// read buffer at a time, straight out of the buffered reader: the bytes go
+// from the kernel into the reader's buffer, which stays in cache, and from
+// there into Buf, with no staging buffer and no second pass over memory.
+func (t *TCP) readReduce(p *peer, pd *Pending, off, size int) error {
+	elem := pd.dt.Size()
+	piece := p.r.Size() / elem * elem
+	for off < size {
+		n := min(size-off, piece)
+		b, err := p.r.Peek(n)
+		if err != nil {
+			return err
+		}
+		pd.Absorb(off, b)
+		p.r.Discard(n)
+		if t.ingress != nil {
+			t.ingress.wait(context.Background(), t.done, n, true)
+		}
+		off += n
+	}
 	return nil
 }
 

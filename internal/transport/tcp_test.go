@@ -819,6 +819,8 @@ func TestTCPClaimMidMessage(t *testing.T) {
 		{"while staging", 60 * time.Millisecond, size},
 		{"after staging", 250 * time.Millisecond, size},
 		{"wrong size", 60 * time.Millisecond, size - 1},
+		{"reduce, while staging", 60 * time.Millisecond, size},
+		{"reduce, after staging", 250 * time.Millisecond, size},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -829,6 +831,20 @@ func TestTCPClaimMidMessage(t *testing.T) {
 			go func() { sent <- m.ts[0].Send(ctx, 1, tag, want) }()
 			time.Sleep(tt.after)
 			got := make([]byte, tt.buf)
+			if strings.HasPrefix(tt.name, "reduce") {
+				// Reducing into zeros with uint8 max leaves the message.
+				rv, err := m.ts[1].PostRecvReduce(0, tag, got, collective.Uint8, collective.Max)
+				if err == nil {
+					err = rv.Wait(ctx)
+				}
+				if err := <-sent; err != nil {
+					t.Fatal(err)
+				}
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("reduce receive: %v; content equal: %v", err, bytes.Equal(got, want))
+				}
+				return
+			}
 			err := m.ts[1].Recv(ctx, 0, tag, got)
 			if err := <-sent; err != nil {
 				t.Fatal(err)

@@ -1,8 +1,6 @@
 package ring
 
 import (
-	"sync"
-
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
 )
@@ -13,10 +11,9 @@ import (
 // steps and storing it for the rest. The schedule must satisfy
 // sendSeg(g) == recvSeg(g−1): what a rank forwards is what it just received.
 //
-// Each segment is cut into chunks that are pipelined: the sender forwards
-// chunk c of step g as soon as the receiver has finished chunk c of step g−1,
-// while the receiver is already reading the next chunk into one of a few
-// staging slots and a third goroutine reduces the one before.
+// Each segment is cut into chunks that are pipelined: chunk c of step g is
+// forwarded as soon as chunk c of step g−1 has arrived, while the
+// connection's reader is already taking in the chunks after it.
 type pass struct {
 	dt          collective.DType
 	op          collective.Op
@@ -28,10 +25,6 @@ type pass struct {
 	recvSeg     func(g int) int
 	chunk       int
 }
-
-// slots is the number of staging buffers between receiving and reducing:
-// enough to keep one receive posted while another chunk is being reduced.
-const slots = 4
 
 // chunks returns the number of chunks of segment s.
 func (p *pass) chunks(s int) int {
@@ -47,124 +40,55 @@ func (p *pass) chunkRange(s, c int) (lo, hi int) {
 	return lo, min(lo+p.chunk, p.segs[s][1])
 }
 
-// progress counts chunks the receiver has finished, in schedule order.
-type progress struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	done int
-	dead bool
-}
-
-func (pr *progress) advance() {
-	pr.mu.Lock()
-	pr.done++
-	pr.mu.Unlock()
-	pr.cond.Broadcast()
-}
-
-func (pr *progress) kill() {
-	pr.mu.Lock()
-	pr.dead = true
-	pr.mu.Unlock()
-	pr.cond.Broadcast()
-}
-
-// await blocks until at least n chunks are done; false if the receiver died.
-func (pr *progress) await(n int) bool {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	for pr.done < n && !pr.dead {
-		pr.cond.Wait()
-	}
-	return pr.done >= n
-}
-
-type received struct {
-	lo, hi int
-	slot   []byte // nil when the chunk was received straight into buf
-}
-
-// EagerLimit is the largest segment the eager path handles: below it a
-// step's transfer costs less than waking the pipeline's goroutines, so the
-// steps run one after another on the calling goroutine, each posting its
-// receive, sending, then waiting. Measured in-process over loopback TCP at
-// np 2 (BenchmarkAllReduceTCP): 4 KiB went from 105 µs pipelined to the
-// figure in the package's benchmark notes.
-const EagerLimit = 64 << 10
-
+// run posts every receive of the pass before its first send, in the order
+// the left neighbour sends them, so that every chunk lands in place: reduce
+// steps are reduced into buf as they are read (core.Call.PostRecvReduce, no
+// staging buffer), copy steps are read straight into buf. Then one loop
+// sends, each chunk after the chunk it forwards has arrived. Receiving and
+// reducing run on the connection's reader meanwhile, so the pass needs no
+// goroutines of its own, and a small message costs one post, one send and
+// one wait per step.
+//
+// Posting a receive into a region of buf before the step that fills it is
+// safe: a message for that region can only arrive after it has gone once
+// around the ring, which it does only after this rank's last send from the
+// region.
 func (p *pass) run(c *core.Call) error {
-	biggest := 0
-	for _, s := range p.segs {
-		biggest = max(biggest, s[1]-s[0])
-	}
-	if biggest <= EagerLimit {
-		return p.runEager(c)
-	}
-	return p.runPipelined(c)
-}
-
-// runEager runs the steps in order: post the receive, send, wait, reduce.
-// Sending before the receive completes cannot deadlock: every connection has
-// a reader that drains it whether or not a receive is posted.
-func (p *pass) runEager(c *core.Call) error {
-	n, r := c.Size(), c.Rank()
-	right, left := core.Mod(r+1, n), core.Mod(r-1, n)
-	for g := range p.steps {
-		rs, ss := p.segs[p.recvSeg(g)], p.segs[p.sendSeg(g)]
-		dst := p.buf[rs[0]:rs[1]]
-		if g < p.reduceSteps {
-			dst = c.Scratch(1, rs[1]-rs[0])
-		}
-		rv := c.PostRecv(left, 0, dst)
-		if err := c.Send(right, 0, p.buf[ss[0]:ss[1]]); err != nil {
-			return err
-		}
-		if err := rv.Wait(); err != nil {
-			return err
-		}
-		if g < p.reduceSteps {
-			collective.ReduceInto(p.dt, p.op, p.buf[rs[0]:rs[1]], dst)
-		}
-	}
-	return nil
-}
-
-// runPipelined runs three goroutines: the sender forwards chunk c of step g
-// once chunk c of step g−1 is done; the receiver keeps up to `slots`
-// receives posted ahead, in schedule order, so chunks land in place (in a
-// staging slot for reduce steps, in buf itself for copy steps); the reducer
-// folds staged chunks into buf and marks them done.
-func (p *pass) runPipelined(c *core.Call) error {
 	n, r := c.Size(), c.Rank()
 	right, left := core.Mod(r+1, n), core.Mod(r-1, n)
 
 	// start[g] is the index, in receive order, of step g's first chunk.
 	start := make([]int, p.steps+1)
-	var items []received
+	var posted []*core.Posted
 	for g := range p.steps {
 		s := p.recvSeg(g)
 		start[g+1] = start[g] + p.chunks(s)
 		for ch := range p.chunks(s) {
 			lo, hi := p.chunkRange(s, ch)
-			items = append(items, received{lo: lo, hi: hi})
+			if g < p.reduceSteps {
+				posted = append(posted, c.PostRecvReduce(left, 0, p.buf[lo:hi], p.dt, p.op))
+			} else {
+				posted = append(posted, c.PostRecv(left, 0, p.buf[lo:hi]))
+			}
 		}
 	}
-	reduceItems := start[min(p.reduceSteps, p.steps)]
-	pr := &progress{}
-	pr.cond = sync.NewCond(&pr.mu)
-
-	free := make(chan []byte, slots)
-	for i := range slots {
-		free <- c.Scratch(1+i, p.chunk)
+	arrived := 0 // receives completed, in order
+	await := func(k int) error {
+		for ; arrived <= k; arrived++ {
+			if err := posted[arrived].Wait(); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	filled := make(chan received, len(items))
-
-	send := func(c *core.Call) error {
+	err := func() error {
 		for g := range p.steps {
 			s := p.sendSeg(g)
 			for ch := range p.chunks(s) {
-				if g > 0 && !pr.await(start[g-1]+ch+1) {
-					return nil // the receiver failed and reports why
+				if g > 0 {
+					if err := await(start[g-1] + ch); err != nil {
+						return err
+					}
 				}
 				lo, hi := p.chunkRange(s, ch)
 				if err := c.Send(right, 0, p.buf[lo:hi]); err != nil {
@@ -172,64 +96,65 @@ func (p *pass) runPipelined(c *core.Call) error {
 				}
 			}
 		}
-		return nil
+		return await(len(posted) - 1)
+	}()
+	if err != nil {
+		// Withdraw what is still posted: buf must not change after the
+		// operation has returned.
+		for _, rv := range posted[arrived:] {
+			rv.Cancel()
+		}
 	}
-	receive := func(c *core.Call) (err error) {
-		defer close(filled)
-		defer func() {
-			if err != nil {
-				pr.kill()
-			}
-		}()
-		posted := make([]*core.Posted, len(items))
-		next := 0
-		post := func(block bool) bool {
-			it := &items[next]
-			if next < reduceItems {
-				select {
-				case it.slot = <-free:
-				default:
-					if !block {
-						return false
-					}
-					select {
-					case it.slot = <-free:
-					case <-c.Ctx().Done():
-						return false
-					}
-				}
-				posted[next] = c.PostRecv(left, 0, it.slot[:it.hi-it.lo])
+	return err
+}
+
+// chain is one rank's part in a pipelined chain (broadcast, reduce): pieces
+// arrive from prev, each copied into its place or, with reduce, reduced into
+// it with op, and are forwarded to next as they arrive. The head of the
+// chain (prev < 0) only sends; its tail (next < 0) only receives. As in
+// run, every receive is posted before the first send, and the connection's
+// reader does the receiving and reducing.
+func chain(c *core.Call, prev, next int, pieces [][]byte, reduce bool, dt collective.DType, op collective.Op) error {
+	posted := make([]*core.Posted, 0, len(pieces))
+	if prev >= 0 {
+		for _, b := range pieces {
+			if reduce {
+				posted = append(posted, c.PostRecvReduce(prev, 0, b, dt, op))
 			} else {
-				posted[next] = c.PostRecv(left, 0, p.buf[it.lo:it.hi])
+				posted = append(posted, c.PostRecv(prev, 0, b))
 			}
-			next++
-			return true
 		}
-		for k := range items {
-			for next < len(items) && next < k+slots {
-				if !post(next == k) {
-					break
+	}
+	arrived := 0
+	err := func() error {
+		for k, b := range pieces {
+			if prev >= 0 {
+				if err := posted[k].Wait(); err != nil {
+					return err
+				}
+				arrived++
+			}
+			if next >= 0 {
+				if err := c.Send(next, 0, b); err != nil {
+					return err
 				}
 			}
-			if next <= k {
-				return c.Ctx().Err()
-			}
-			if err := posted[k].Wait(); err != nil {
-				return err
-			}
-			filled <- items[k]
 		}
 		return nil
-	}
-	reduce := func(c *core.Call) error {
-		for rc := range filled {
-			if rc.slot != nil {
-				collective.ReduceInto(p.dt, p.op, p.buf[rc.lo:rc.hi], rc.slot[:rc.hi-rc.lo])
-				free <- rc.slot
-			}
-			pr.advance()
+	}()
+	if err != nil {
+		for _, rv := range posted[arrived:] {
+			rv.Cancel()
 		}
-		return nil
 	}
-	return c.Parallel(send, receive, reduce)
+	return err
+}
+
+// cut splits b into pieces of at most chunk bytes.
+func cut(b []byte, chunk int) [][]byte {
+	pieces := make([][]byte, 0, (len(b)+chunk-1)/chunk)
+	for lo := 0; lo < len(b); lo += chunk {
+		pieces = append(pieces, b[lo:min(lo+chunk, len(b))])
+	}
+	return pieces
 }
