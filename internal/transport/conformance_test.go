@@ -37,6 +37,17 @@ func TestTransportConformance(t *testing.T) {
 			}
 			return trs
 		},
+		// Readers and writers that poll their sockets instead of parking
+		// (TCPOptions.Spin), as the local launcher sets them up when each
+		// process has a core.
+		"tcp-spin": func(t *testing.T, n int) []collective.Transport {
+			m := newMesh(t, n, func(rank int, o *TCPOptions) { o.Spin = time.Millisecond })
+			trs := make([]collective.Transport, n)
+			for i, tr := range m.ts {
+				trs[i] = tr
+			}
+			return trs
+		},
 	}
 	for name, newWorld := range worlds {
 		t.Run(name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,6 +191,8 @@ type TCP struct {
 	jobErr error // a peer aborted the job: every send fails with this
 
 	shutOnce sync.Once
+
+	spinners spinners // with Spin: the socket ends that may park; see spin.go
 }
 
 var _ collective.Transport = (*TCP)(nil)
@@ -216,6 +217,12 @@ type peer struct {
 	vec     [2][]byte
 	bufs    net.Buffers
 	wclosed bool // our write side is shut
+
+	// With Spin (see spin.go): the socket for raw reads and writes, the
+	// reader, and the write side's parking state.
+	raw  syscall.RawConn
+	dr   *deadlineReader
+	wend *spinEnd
 
 	lastWrite atomic.Int64 // ns since t.epoch
 	gotBye    atomic.Bool  // the peer sent close or abort: its EOF is orderly
@@ -543,9 +550,10 @@ func (t *TCP) attach(p *peer, c *net.TCPConn) {
 	}
 	p.conn = c
 	dr := &deadlineReader{c: c, timeout: t.o.PeerTimeout, spin: t.o.Spin}
-	if dr.spin > 0 {
-		dr.raw, _ = c.SyscallConn()
+	if t.o.Spin > 0 {
+		t.setupSpin(p, dr)
 	}
+	p.dr = dr
 	p.r = bufio.NewReaderSize(dr, 64<<10)
 	p.lastWrite.Store(int64(time.Since(t.epoch)))
 	if t.latency > 0 {
@@ -567,60 +575,52 @@ type deadlineReader struct {
 	c       *net.TCPConn
 	timeout time.Duration // <= 0: none
 	set     time.Time     // when the deadline was last pushed
-	spin    time.Duration // busy-read this long before parking; 0: never
-	raw     syscall.RawConn
+
+	// With Spin (see spin.go; nil raw: never spins). Used by the reader
+	// goroutine only, except end's atomics.
+	spin        time.Duration
+	raw         syscall.RawConn
+	end         *spinEnd
+	spinners    *spinners
+	activeUntil int64 // unix ns: poll instead of parking until then
+	nextLook    int64 // unix ns: when to next yield and look at parked sockets
 }
 
 func (d *deadlineReader) Read(b []byte) (int, error) {
-	if d.timeout > 0 {
-		// Pushing the deadline costs a little; doing it every eighth of
-		// the timeout keeps the real bound within 9/8 of the setting.
-		if now := time.Now(); now.Sub(d.set) > d.timeout/8 {
-			d.set = now
-			d.c.SetReadDeadline(now.Add(d.timeout))
+	for {
+		if d.timeout > 0 {
+			// Pushing the deadline costs a little; doing it every eighth
+			// of the timeout keeps the real bound within 9/8 of the
+			// setting.
+			if now := time.Now(); now.Sub(d.set) > d.timeout/8 {
+				d.set = now
+				d.c.SetReadDeadline(now.Add(d.timeout))
+			}
 		}
+		var n int
+		var err error
+		if d.raw != nil && len(b) > 0 {
+			n, err = d.spinRead(b)
+		} else {
+			n, err = d.c.Read(b)
+		}
+		if d.end.wasKicked(err) {
+			d.set = time.Time{} // restore the deadline on the next pass
+			if d.timeout <= 0 {
+				d.c.SetReadDeadline(time.Time{})
+			}
+			continue
+		}
+		return n, err
 	}
-	if d.spin > 0 && d.raw != nil && len(b) > 0 {
-		return d.spinRead(b)
-	}
-	return d.c.Read(b)
 }
 
-// spinRead reads from the socket without parking for up to d.spin: waking
-// a parked reader through the poller costs tens of microseconds, several
-// times a small message's transfer. Between polls it yields (Gosched), so
-// the rank it has just handed a message to runs at once on the same thread
-// instead of waiting for another to wake. After the budget it parks as
-// usual, so an idle link costs no CPU.
-func (d *deadlineReader) spinRead(b []byte) (int, error) {
-	var n int
-	var err error
-	budget := time.Now().Add(d.spin)
-	rerr := d.raw.Read(func(fd uintptr) bool {
-		for {
-			n, err = syscall.Read(int(fd), b)
-			switch {
-			case err == syscall.EINTR:
-				continue
-			case err == syscall.EAGAIN:
-				if time.Now().Before(budget) {
-					runtime.Gosched()
-					continue
-				}
-				return false // park until readable
-			}
-			return true
-		}
-	})
-	switch {
-	case rerr != nil:
-		return 0, rerr // a deadline or a closed connection, as net reports it
-	case err != nil:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Source: d.c.LocalAddr(), Addr: d.c.RemoteAddr(), Err: os.NewSyscallError("read", err)}
-	case n == 0:
-		return 0, io.EOF
+// sawData keeps the reader polling for Spin after a data frame (not after a
+// heartbeat: a link that carries only heartbeats should not spin).
+func (d *deadlineReader) sawData() {
+	if d.raw != nil {
+		d.activeUntil = time.Now().Add(d.spin).UnixNano()
 	}
-	return n, nil
 }
 
 func (t *TCP) Rank() int { return t.o.Rank }
@@ -714,9 +714,19 @@ func (p *peer) writeLocked(h wire.Header, payload []byte, deadline time.Time) (i
 	h.Encode(&p.whdr)
 	p.vec = [2][]byte{p.whdr[:], payload}
 	p.bufs = p.vec[:]
-	n, err := p.bufs.WriteTo(p.conn)
+	n, err := p.writeBufs(p.bufs, deadline)
 	p.vec[1] = nil // do not keep the caller's buffer alive
 	return n, err
+}
+
+// writeBufs writes bufs in one writev where it can, spinning while the
+// socket is full when Spin is set; the caller holds the write lock and has
+// set the write deadline.
+func (p *peer) writeBufs(bufs net.Buffers, deadline time.Time) (int64, error) {
+	if p.raw != nil {
+		return p.writeSpin(bufs, deadline)
+	}
+	return bufs.WriteTo(p.conn)
 }
 
 // writeShaped writes a frame a chunk at a time, each when the egress pacer
@@ -734,9 +744,9 @@ func (t *TCP) writeShaped(ctx context.Context, p *peer, h wire.Header, data []by
 		if err = t.egress.wait(ctx, t.done, c, false); err != nil {
 			break
 		}
-		var m int
-		m, err = p.conn.Write(data[off : off+c])
-		n += int64(m)
+		var m int64
+		m, err = p.writeBufs(net.Buffers{data[off : off+c]}, deadline)
+		n += m
 		off += c
 	}
 	return n, err
@@ -894,6 +904,8 @@ func (t *TCP) readData(p *peer, h wire.Header) error {
 		p.after(func() { p.box.Deliver(h.Tag, data) })
 		return nil
 	}
+	p.dr.sawData()
+	defer p.dr.sawData()
 	if pd := p.box.Claim(h.Tag, size); pd != nil {
 		return t.readInto(p, pd, nil, 0, size)
 	}

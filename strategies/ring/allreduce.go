@@ -11,14 +11,15 @@ import (
 // all-gather steps carry every reduced segment once around the ring.
 func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.Op) error {
 	n, r := c.Size(), c.Rank()
+	segs := segments(t.DType, t.Count(), n)
 	p := &pass{
 		dt: t.DType, op: op, buf: t.Data,
-		segs:        segments(t.DType, t.Count(), n),
+		segs:        segs,
 		steps:       2 * (n - 1),
 		reduceSteps: n - 1,
 		sendSeg:     func(g int) int { return core.Mod(r-g, n) },
 		recvSeg:     func(g int) int { return core.Mod(r-g-1, n) },
-		chunk:       a.chunkBytes(t.DType),
+		chunk:       a.chunkBytes(t.DType, largest(segs)),
 	}
 	return p.run(c)
 }

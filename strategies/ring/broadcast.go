@@ -19,5 +19,5 @@ func (a *algorithms) Broadcast(c *core.Call, t collective.Tensor, root int) erro
 	if pos == n-1 {
 		next = -1
 	}
-	return chain(c, prev, next, cut(t.Data, a.chunkBytes(t.DType)), false, t.DType, collective.Sum)
+	return chain(c, prev, next, cut(t.Data, a.chunkBytes(t.DType, len(t.Data))), false, t.DType, collective.Sum)
 }

@@ -24,5 +24,5 @@ func (a *algorithms) Reduce(c *core.Call, t collective.Tensor, root int, op coll
 	if pos == n-1 {
 		next = -1
 	}
-	return chain(c, prev, next, cut(acc, a.chunkBytes(t.DType)), true, t.DType, op)
+	return chain(c, prev, next, cut(acc, a.chunkBytes(t.DType, len(acc))), true, t.DType, op)
 }
