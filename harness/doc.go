@@ -11,4 +11,12 @@
 // emits one results.Record per point with its statistics, algbw and busbw
 // (nccl-tests' definitions) and, with Check, the exact count of wrong
 // elements.
+//
+// A [Plan] (YAML) expands into [Group]s, one launch each, and [Sweep] runs
+// them into a run directory. With Plan.Rounds a sweep measures every point
+// in several rounds, round 1 of every group, then round 2, and so on, each
+// round a launch of its own with its share of the point's iterations, so
+// that a burst of load from other work on the machine hits one round of a
+// point rather than all of its samples; every round is recorded on its own,
+// and --resume measures only the rounds not yet recorded.
 package harness

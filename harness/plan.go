@@ -60,6 +60,7 @@ const (
 //	warmup: 5
 //	check: true          # exact inputs, #wrong counted
 //	time_budget: 2s      # per point, at least 3 iterations
+//	rounds: 3            # measure every point in 3 rounds, interleaved across the sweep
 //	timeout: 2m          # per operation
 //	skip_unavailable: false
 //	peers: [mpi, gloo]   # replay the float32 sum allreduce sizes through MPI and gloo
@@ -95,6 +96,22 @@ type Plan struct {
 	Check      *bool         `yaml:"check,omitempty"`       // default true
 	Timeout    time.Duration `yaml:"timeout,omitempty"`     // per operation
 	TimeBudget time.Duration `yaml:"time_budget,omitempty"` // per point, see Spec.TimeBudget
+	// Rounds measures every collective point in that many rounds (1 to
+	// MaxRounds; default 1), interleaved across the whole sweep: round 1 of
+	// every launch, then round 2 of every launch, and so on, each round a
+	// fresh launch of the world. All of a round's iterations of a point run
+	// back to back within a second or so, so a burst of load from other
+	// work on the machine slows all of them at once; spread over rounds
+	// minutes apart, it slows one round of the point, which compare can
+	// then tell from a change that holds in every round. Iters and
+	// TimeBudget stay per point in total and are split across the rounds
+	// (round k gets iters/rounds, the first iters%rounds rounds one more,
+	// but at least MinBudgetIters, or iters if fewer; and time_budget/rounds
+	// each). Warmup and the check run are per round, since each round is a
+	// new launch. Training runs and peers are not repeated: they run once,
+	// in round 1. Every round is recorded on its own (Record.Round);
+	// reports and compare merge them (results.MergeRounds).
+	Rounds RoundCount `yaml:"rounds,omitempty"`
 	// SkipUnavailable leaves out, with a note, what cannot run on this
 	// machine (a strategy whose Availability says no, a peer that is not
 	// installed, a dataset that is not here). Without it such points are
@@ -108,6 +125,29 @@ type Plan struct {
 	// Peers replays the plan's float32 sum allreduce sizes, unshaped, at its
 	// world sizes, through reference implementations (bench/peers).
 	Peers []string `yaml:"peers,omitempty"`
+}
+
+// MaxRounds is the most rounds a plan may ask for.
+const MaxRounds = 100
+
+// RoundCount is a plan's number of rounds. In YAML it must be an integer
+// from 1 to MaxRounds; leaving it out means 1.
+type RoundCount int
+
+// UnmarshalYAML refuses anything but an integer from 1 to MaxRounds, with
+// the line, rather than a decoder's type error that names no field.
+func (c *RoundCount) UnmarshalYAML(n *yaml.Node) error {
+	var v int
+	// The tag first: the decoder would make 2.5 a 2.
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 1 || v > MaxRounds {
+		what := strconv.Quote(n.Value)
+		if n.Kind != yaml.ScalarNode {
+			what = "(not a number)"
+		}
+		return fmt.Errorf("line %d: plan: rounds %s: want an integer from 1 to %d", n.Line, what, MaxRounds)
+	}
+	*c = RoundCount(v)
+	return nil
 }
 
 // CollectiveBlock is strategies × np × links × collectives × dtypes × ops ×
@@ -370,6 +410,18 @@ type PlannedPoint struct {
 	// Record is the point's record with everything but measurements, for
 	// recording a point that failed or was skipped.
 	Record results.Record
+	// Round of Rounds is the round being measured, during a sweep in
+	// rounds; both are 0 in an expanded plan.
+	Round, Rounds int
+}
+
+// Label is Desc, and the round when the point is measured in several:
+// "allreduce ring np=4 16MiB float32 (round 2/3)".
+func (p *PlannedPoint) Label() string {
+	if p.Rounds > 1 {
+		return fmt.Sprintf("%s (round %d/%d)", p.Desc, p.Round, p.Rounds)
+	}
+	return p.Desc
 }
 
 // PeerJob is one launch of a peer: every size at one world size.
@@ -389,6 +441,37 @@ type Group struct {
 	// cannot run here: ..."); its points are recorded as failed with it.
 	Skip   string
 	Points []PlannedPoint
+	// Rounds is how many rounds the group is launched in: the plan's for
+	// a strategy's collective points, 1 for a training run, a peer and a
+	// group that cannot run here (Plan.Rounds).
+	Rounds int
+}
+
+// RoundSpec is the launch of round k (1-based) of a collective group: its
+// spec with each point's iterations and time budget split across the
+// group's rounds (Plan.Rounds).
+func (g *Group) RoundSpec(k int) *Spec {
+	s := *g.Spec
+	if g.Rounds > 1 && s.Train == nil {
+		s.Iters = roundIters(s.Iters, g.Rounds, k)
+		s.TimeBudget /= time.Duration(g.Rounds)
+		if g.Spec.TimeBudget > 0 && s.TimeBudget == 0 {
+			s.TimeBudget = 1 // a budget split to nothing is still a budget
+		}
+	}
+	return &s
+}
+
+// roundIters is round k's share (1-based) of total iterations over rounds:
+// total/rounds, one more for the first total%rounds rounds, and never fewer
+// than MinBudgetIters (or total, if fewer), a median of fewer being no
+// statistic.
+func roundIters(total, rounds, k int) int {
+	n := total / rounds
+	if k <= total%rounds {
+		n++
+	}
+	return max(n, min(total, MinBudgetIters))
 }
 
 // Name describes the group in one line.
@@ -439,6 +522,28 @@ func (e *Expanded) NumPoints() int {
 	return n
 }
 
+// NumMeasurements counts the planned measurements: a point measured in
+// three rounds counts three times.
+func (e *Expanded) NumMeasurements() int {
+	n := 0
+	for _, g := range e.Groups {
+		n += len(g.Points) * max(g.Rounds, 1)
+	}
+	return n
+}
+
+// NumLaunches counts the launches the sweep makes: one per group and round.
+func (e *Expanded) NumLaunches() int {
+	n := 0
+	for _, g := range e.Groups {
+		n += max(g.Rounds, 1)
+	}
+	return n
+}
+
+// Rounds is the plan's number of rounds.
+func (e *Expanded) Rounds() int { return max(int(e.Plan.Rounds), 1) }
+
 // Expand validates the whole plan, before anything starts, and expands it
 // into launches. A (strategy, np, link, options, iters, warmup) combination
 // is one launch however many blocks name it, so processes start once per
@@ -456,6 +561,9 @@ func (p *Plan) Expand() (*Expanded, error) {
 	if p.Timeout == 0 {
 		p.Timeout = DefaultPlanTimeout
 	}
+	if p.Rounds == 0 {
+		p.Rounds = 1
+	}
 	switch {
 	case p.Iters < 1:
 		return nil, fmt.Errorf("plan: iters %d: must be at least 1", p.Iters)
@@ -465,6 +573,8 @@ func (p *Plan) Expand() (*Expanded, error) {
 		return nil, fmt.Errorf("plan: timeout %v: must be positive", p.Timeout)
 	case p.TimeBudget < 0:
 		return nil, fmt.Errorf("plan: time_budget %v: must be 0 (none) or positive", p.TimeBudget)
+	case p.Rounds < 1 || p.Rounds > MaxRounds:
+		return nil, fmt.Errorf("plan: rounds %d: want an integer from 1 to %d", p.Rounds, MaxRounds)
 	case len(p.Collectives)+len(p.Gradients)+len(p.Training) == 0:
 		return nil, errors.New("plan: nothing to measure: no collectives, gradients or training blocks")
 	}
@@ -485,6 +595,16 @@ func (p *Plan) Expand() (*Expanded, error) {
 	for i := range p.Training {
 		if err := x.training(&p.Training[i], fmt.Sprintf("training[%d]", i)); err != nil {
 			return nil, err
+		}
+	}
+	// Only a strategy's collective points are measured in rounds: a
+	// training run is one long measurement of its own, a peer is not what
+	// is under test, and a group that cannot run here has nothing to
+	// repeat.
+	for _, g := range x.exp.Groups {
+		g.Rounds = 1
+		if g.Spec != nil && g.Spec.Train == nil && g.Skip == "" {
+			g.Rounds = int(p.Rounds)
 		}
 	}
 	// The last word on every launch is Spec.Validate, which the workers

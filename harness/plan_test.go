@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/workloads/models"
@@ -42,10 +43,28 @@ func TestDefaultPlan(t *testing.T) {
 			continue
 		case g.Spec.Train != nil:
 			training++
+			if g.Rounds != 1 {
+				t.Errorf("training in %d rounds, want 1", g.Rounds)
+			}
 			continue
 		}
 		collectives++
 		got[g.Spec.Strategy] = true
+		// In rounds, the point's 20 iterations split across them.
+		if g.Rounds != 3 {
+			t.Errorf("%s: %d rounds, want 3", g.Name(), g.Rounds)
+		}
+		total := 0
+		for k := 1; k <= g.Rounds; k++ {
+			rs := g.RoundSpec(k)
+			total += rs.Iters
+			if rs.TimeBudget != g.Spec.TimeBudget/3 || rs.Warmup != g.Spec.Warmup {
+				t.Errorf("%s round %d: budget %v, warmup %d", g.Name(), k, rs.TimeBudget, rs.Warmup)
+			}
+		}
+		if total != g.Spec.Iters {
+			t.Errorf("%s: rounds of %d iterations in all, want %d", g.Name(), total, g.Spec.Iters)
+		}
 		if g.Spec.NP != 2 && g.Spec.NP != 4 {
 			t.Errorf("np %d", g.Spec.NP)
 		}
@@ -212,6 +231,55 @@ collectives:
 			},
 		},
 		{
+			name: "rounds: collective launches in rounds, training and unavailable strategies once",
+			src: `
+rounds: 4
+iters: 10
+time_budget: 2s
+collectives:
+  - strategies: [ring, testunavailable]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4KiB]
+training:
+  - model: lenet
+    dataset: mnist
+    data_dir: .
+    strategies: [ring]
+    np: [2]
+    steps: 10
+`,
+			groups: 3, points: 3,
+			check: func(t *testing.T, e *Expanded) {
+				if e.Rounds() != 4 || e.NumMeasurements() != 4+1+1 || e.NumLaunches() != 6 {
+					t.Errorf("rounds %d, %d measurements, %d launches; want 4, 6, 6", e.Rounds(), e.NumMeasurements(), e.NumLaunches())
+				}
+				for _, g := range e.Groups {
+					want := 1
+					if g.Spec != nil && g.Spec.Train == nil && g.Skip == "" {
+						want = 4
+					}
+					if g.Rounds != want {
+						t.Errorf("%s: %d rounds, want %d", g.Name(), g.Rounds, want)
+					}
+				}
+				var iters []int
+				ring := e.Groups[0]
+				for k := 1; k <= ring.Rounds; k++ {
+					iters = append(iters, ring.RoundSpec(k).Iters)
+					if b := ring.RoundSpec(k).TimeBudget; b != 500*time.Millisecond {
+						t.Errorf("round %d: budget %v, want 500ms", k, b)
+					}
+				}
+				if !slices.Equal(iters, []int{3, 3, 3, 3}) {
+					t.Errorf("iterations by round %v; want 3 each (2.5 rounded up to the minimum of 3)", iters)
+				}
+				if train := e.Groups[2].RoundSpec(1); train.Iters != 1 || train.Train == nil {
+					t.Errorf("training round spec %+v", train)
+				}
+			},
+		},
+		{
 			name: "training run with defaults",
 			src: `
 training:
@@ -346,6 +414,12 @@ func TestPlanBad(t *testing.T) {
 		{"root out of range", "collectives:\n  - strategies: [ring]" + block + "    root: 2\n", "root 2 out of range for np 2"},
 		{"negative iters", "iters: -1\ncollectives:\n  - strategies: [ring]" + block, "iters -1"},
 		{"negative budget", "time_budget: -1s\ncollectives:\n  - strategies: [ring]" + block, "time_budget"},
+		{"rounds 0", "rounds: 0\ncollectives:\n  - strategies: [ring]" + block, `line 1: plan: rounds "0": want an integer from 1 to 100`},
+		{"rounds negative", "rounds: -2\ncollectives:\n  - strategies: [ring]" + block, `rounds "-2": want an integer from 1 to 100`},
+		{"rounds too many", "rounds: 101\ncollectives:\n  - strategies: [ring]" + block, `rounds "101": want an integer from 1 to 100`},
+		{"rounds not a number", "iters: 5\nrounds: many\ncollectives:\n  - strategies: [ring]" + block, `line 2: plan: rounds "many": want an integer from 1 to 100`},
+		{"rounds fractional", "rounds: 2.5\ncollectives:\n  - strategies: [ring]" + block, `rounds "2.5": want an integer`},
+		{"rounds a list", "rounds: [3]\ncollectives:\n  - strategies: [ring]" + block, `rounds (not a number): want an integer`},
 		{"bad duration", "timeout: soon\ncollectives:\n  - strategies: [ring]" + block, "soon"},
 		{"unknown peer", "peers: [nccl-tests]\ncollectives:\n  - strategies: [ring]" + block, `unknown peer "nccl-tests"`},
 		{"peers without allreduce", "peers: [mpi]\ncollectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allgather]\n    sizes: [4K]\n", "no unshaped float32 sum allreduce"},
@@ -371,6 +445,31 @@ func TestPlanBad(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+func TestRoundIters(t *testing.T) {
+	tests := []struct {
+		total, rounds int
+		want          []int
+	}{
+		{20, 1, []int{20}},
+		{20, 3, []int{7, 7, 6}},
+		{21, 3, []int{7, 7, 7}},
+		{10, 3, []int{4, 3, 3}},
+		{5, 3, []int{3, 3, 3}}, // at least MinBudgetIters a round
+		{2, 3, []int{2, 2, 2}}, // or the point's iterations, if fewer
+		{1, 2, []int{1, 1}},
+		{100, 8, []int{13, 13, 13, 13, 12, 12, 12, 12}},
+	}
+	for _, tt := range tests {
+		var got []int
+		for k := 1; k <= tt.rounds; k++ {
+			got = append(got, roundIters(tt.total, tt.rounds, k))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("roundIters(%d, %d, k) = %v, want %v", tt.total, tt.rounds, got, tt.want)
+		}
 	}
 }
 

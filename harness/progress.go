@@ -18,9 +18,13 @@ import (
 // Progress shows a sweep to the person running it. The sweep calls it from
 // one goroutine at a time.
 type Progress interface {
-	// Start is called once: total points planned, done of them already
-	// finished by an earlier session (--resume).
+	// Start is called once: total measurements planned (a point measured
+	// in three rounds counts three times), done of them already finished by
+	// an earlier session (--resume).
 	Start(total, done int)
+	// Round is called as each round of a sweep in several rounds begins
+	// (Plan.Rounds); a sweep in one round never calls it.
+	Round(round, rounds int)
 	// Measuring names the point now being measured.
 	Measuring(p *PlannedPoint)
 	// Finished reports a point's record, as written.
@@ -84,7 +88,9 @@ type lineProgress struct {
 }
 
 // NewLineProgress prints "[12/48] allreduce ring np=4 16MiB float32: 1234.5
-// us, busbw 1.23 GB/s" on out for each finished point, and notes on errw.
+// us, busbw 1.23 GB/s" on out for each finished point (with "(round 2/3)"
+// after the point in a sweep in rounds, and a "round 2 of 3" line as each
+// round begins), and notes on errw.
 func NewLineProgress(out, errw io.Writer) Progress {
 	return &lineProgress{out: out, errw: errw}
 }
@@ -92,23 +98,28 @@ func NewLineProgress(out, errw io.Writer) Progress {
 func (l *lineProgress) Start(total, done int) {
 	l.total, l.done = total, done
 	if done > 0 {
-		fmt.Fprintf(l.out, "resuming: %d of %d points done already\n", done, total)
+		fmt.Fprintf(l.out, "resuming: %d of %d done already\n", done, total)
 	}
+}
+
+func (l *lineProgress) Round(round, rounds int) {
+	fmt.Fprintf(l.out, "round %d of %d\n", round, rounds)
 }
 
 func (l *lineProgress) Measuring(*PlannedPoint) {}
 
 func (l *lineProgress) Finished(p *PlannedPoint, r *results.Record) {
 	l.done++
-	fmt.Fprintf(l.out, "[%d/%d] %s: %s\n", l.done, l.total, p.Desc, PointSummary(r))
+	fmt.Fprintf(l.out, "[%d/%d] %s: %s\n", l.done, l.total, p.Label(), PointSummary(r))
 }
 
 func (l *lineProgress) Note(msg string)   { fmt.Fprintln(l.errw, msg) }
 func (l *lineProgress) Output() io.Writer { return l.errw }
 func (l *lineProgress) Stop(bool)         {}
 
-// barProgress draws a bar of points done with the ETA and the point being
-// measured; finished points and notes scroll above it.
+// barProgress draws a bar of measurements done (points × rounds) with the
+// ETA and the point being measured; finished points and notes scroll above
+// it.
 type barProgress struct {
 	p    *mpb.Progress
 	bar  *mpb.Bar
@@ -135,7 +146,7 @@ func (b *barProgress) Start(total, done int) {
 	b.bar = b.p.AddBar(int64(total),
 		mpb.PrependDecorators(
 			decor.Name("sweep ", decor.WCSyncSpaceR),
-			decor.CountersNoUnit("%d/%d points", decor.WCSyncSpace),
+			decor.CountersNoUnit("%d/%d done", decor.WCSyncSpace),
 		),
 		mpb.AppendDecorators(
 			decor.EwmaETA(decor.ET_STYLE_GO, 10, decor.WCSyncSpace),
@@ -155,13 +166,17 @@ func (b *barProgress) Measuring(p *PlannedPoint) {
 	defer b.mu.Unlock()
 	b.current = ""
 	if p != nil {
-		b.current = "measuring " + p.Desc
+		b.current = "measuring " + p.Label()
 	}
+}
+
+func (b *barProgress) Round(round, rounds int) {
+	fmt.Fprintf(b.p, "round %d of %d\n", round, rounds)
 }
 
 func (b *barProgress) Finished(p *PlannedPoint, r *results.Record) {
 	b.done++
-	fmt.Fprintf(b.p, "[%d/%d] %s: %s\n", b.done, b.total, p.Desc, PointSummary(r))
+	fmt.Fprintf(b.p, "[%d/%d] %s: %s\n", b.done, b.total, p.Label(), PointSummary(r))
 	now := time.Now()
 	b.bar.EwmaIncrement(now.Sub(b.last))
 	b.last = now

@@ -27,7 +27,8 @@ type SweepOptions struct {
 	Dir string
 	// Env describes this session (results.CaptureEnv); Sweep sets Planned.
 	Env results.Env
-	// Resume skips the points Dir has finished (results.Done).
+	// Resume skips what Dir has finished: every round of a point already
+	// recorded without error (results.DoneRounds).
 	Resume bool
 	// Exe and Args start a worker, as in LaunchOptions.
 	Exe  string
@@ -41,13 +42,15 @@ type SweepOptions struct {
 	Grace time.Duration
 }
 
-// SweepResult counts what a sweep did.
+// SweepResult counts what a sweep did, in points: a point measured in rounds
+// counts once, by the worst of its rounds.
 type SweepResult struct {
 	Planned  int // points in the plan
+	Rounds   int // the plan's rounds
 	Resumed  int // finished by an earlier session and not measured again
-	Measured int // measured now, without error
-	Failed   int // recorded with an error
-	Stopped  int // cut short by the interruption (Incomplete, no error)
+	Measured int // measured now (every round, counting earlier sessions'), without error
+	Failed   int // a round recorded with an error
+	Stopped  int // cut short by the interruption (Incomplete, no error, or rounds left unmeasured)
 	Skipped  int // recorded as skipped: cannot run here
 	Wrong    int // measured, but with wrong elements
 	// Interrupted is set when ctx ended the sweep before the plan did.
@@ -60,13 +63,16 @@ func (r *SweepResult) OK() bool {
 	return !r.Interrupted && r.Failed == 0 && r.Stopped == 0 && r.Skipped == 0 && r.Wrong == 0
 }
 
-// Sweep runs an expanded plan into a run directory: one launch per group,
-// every record written (and synced) as it arrives. A launch that fails has
-// its unfinished points recorded as failed, and the sweep goes on with the
-// next. When ctx ends, the sweep stops at once, keeps everything, records
-// the point in flight as incomplete and leaves the run unfinished, for a
-// report or --resume. Only a sweep that went through its whole plan marks
-// the run finished (results.Writer.Finish).
+// Sweep runs an expanded plan into a run directory: one launch per group and
+// round, every record written (and synced) as it arrives. A plan in several
+// rounds runs round 1 of every group, then round 2 of every group, and so
+// on (training runs and peers only in round 1), each round of a point its
+// own record. A launch that fails has its unfinished points recorded as
+// failed, and the sweep goes on with the next. When ctx ends, the sweep stops
+// at once, keeps everything, records the point in flight as incomplete and
+// leaves the run unfinished, for a report or --resume, which measures only
+// the rounds not yet recorded. Only a sweep that went through its whole plan
+// marks the run finished (results.Writer.Finish).
 //
 // The error is for what stops a sweep from keeping results (the run
 // directory cannot be written); failed points are counted in SweepResult.
@@ -81,10 +87,10 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	if stderr == nil {
 		stderr = prog.Output()
 	}
-	done := map[string]bool{}
+	done := map[results.PointRound]bool{}
 	if o.Resume {
 		var err error
-		if done, err = results.Done(o.Dir); err != nil {
+		if done, err = results.DoneRounds(o.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -99,38 +105,63 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	}
 	defer w.Close()
 
-	res := &SweepResult{Planned: exp.NumPoints()}
-	for _, id := range env.Planned {
-		if done[id] {
-			res.Resumed++
+	rounds := exp.Rounds()
+	res := &SweepResult{Planned: exp.NumPoints(), Rounds: rounds}
+	s := &sweeper{o: o, w: w, prog: prog, res: res, stderr: stderr, points: map[string]*pointTally{}}
+	before := 0
+	for _, g := range exp.Groups {
+		for _, p := range g.Points {
+			t := &pointTally{rounds: max(g.Rounds, 1)}
+			for r := 1; r <= t.rounds; r++ {
+				if done[results.PointRound{Point: p.ID, Round: r}] {
+					t.before++
+				}
+			}
+			before += t.before
+			s.points[p.ID] = t
+			s.order = append(s.order, p.ID)
 		}
 	}
-	prog.Start(res.Planned, res.Resumed)
-	defer func() { res.Elapsed = time.Since(start) }()
+	prog.Start(exp.NumMeasurements(), before)
+	defer func() {
+		s.count()
+		res.Elapsed = time.Since(start)
+	}()
 	for _, n := range exp.Notes {
 		prog.Note("skipped: " + n)
 	}
-	s := &sweeper{o: o, w: w, prog: prog, res: res, stderr: stderr}
-	for _, g := range exp.Groups {
-		var pending []PlannedPoint
-		for _, p := range g.Points {
-			if !done[p.ID] {
-				pending = append(pending, p)
+sweep:
+	for round := 1; round <= rounds; round++ {
+		announced := false
+		for _, g := range exp.Groups {
+			if round > g.Rounds {
+				continue
 			}
-		}
-		if len(pending) == 0 {
-			continue
-		}
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			break
-		}
-		if err := s.group(ctx, g, pending); err != nil {
-			prog.Stop(true)
-			return res, err
-		}
-		if res.Interrupted {
-			break
+			var pending []PlannedPoint
+			for _, p := range g.Points {
+				if !done[results.PointRound{Point: p.ID, Round: round}] {
+					p.Round, p.Rounds = round, g.Rounds
+					pending = append(pending, p)
+				}
+			}
+			if len(pending) == 0 {
+				continue
+			}
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				break sweep
+			}
+			if rounds > 1 && !announced {
+				prog.Round(round, rounds)
+				announced = true
+			}
+			if err := s.group(ctx, g, round, pending); err != nil {
+				prog.Stop(true)
+				return res, err
+			}
+			if res.Interrupted {
+				break sweep
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -161,41 +192,110 @@ func savePlan(dir string, p *Plan) error {
 	return os.WriteFile(path, append([]byte(head), b...), 0o644)
 }
 
-// sweeper runs one group at a time.
+// sweeper runs one group and round at a time.
 type sweeper struct {
 	o      SweepOptions
 	w      *results.Writer
 	prog   Progress
 	res    *SweepResult
 	stderr io.Writer
+	// round of rounds is the launch in progress's, stamped on its records.
+	round, rounds int
+	// points tallies every planned point's rounds, in plan order.
+	points map[string]*pointTally
+	order  []string
+}
+
+// outcome is what one record says of its point, from best to worst.
+type outcome int
+
+const (
+	outcomeMeasured outcome = iota
+	outcomeWrong
+	outcomeStopped
+	outcomeFailed
+	outcomeSkipped
+)
+
+func outcomeOf(r *results.Record) outcome {
+	switch {
+	case strings.HasPrefix(r.Error, "skipped: "):
+		return outcomeSkipped
+	case r.Error != "":
+		return outcomeFailed
+	case r.Incomplete:
+		return outcomeStopped
+	case r.Wrong > 0:
+		return outcomeWrong
+	}
+	return outcomeMeasured
+}
+
+// pointTally is what became of one point's rounds.
+type pointTally struct {
+	rounds int     // planned
+	before int     // finished by an earlier session
+	ok     int     // finished now, wrong elements or not
+	seen   bool    // recorded now
+	worst  outcome // of the records written now
+}
+
+// count sorts the points into SweepResult's counts.
+func (s *sweeper) count() {
+	res := s.res
+	res.Resumed, res.Measured, res.Failed, res.Stopped, res.Skipped, res.Wrong = 0, 0, 0, 0, 0, 0
+	for _, id := range s.order {
+		t := s.points[id]
+		switch {
+		case !t.seen && t.before >= t.rounds:
+			res.Resumed++
+		case !t.seen:
+			// Never reached: Missing in the report, measured on --resume.
+		case t.worst == outcomeSkipped:
+			res.Skipped++
+		case t.worst == outcomeFailed:
+			res.Failed++
+		case t.worst == outcomeStopped || t.before+t.ok < t.rounds:
+			res.Stopped++
+		case t.worst == outcomeWrong:
+			res.Wrong++
+		default:
+			res.Measured++
+		}
+	}
+}
+
+// put writes r, stamped with the round in progress.
+func (s *sweeper) put(r *results.Record) error {
+	r.Round, r.Rounds = s.round, s.rounds
+	return s.w.Write(r)
 }
 
 // write records r and counts it.
 func (s *sweeper) write(p *PlannedPoint, r *results.Record) error {
-	if err := s.w.Write(r); err != nil {
+	if err := s.put(r); err != nil {
 		return err
 	}
-	switch {
-	case strings.HasPrefix(r.Error, "skipped: "):
-		s.res.Skipped++
-	case r.Error != "":
-		s.res.Failed++
-	case r.Incomplete:
-		s.res.Stopped++
-	case r.Wrong > 0:
-		s.res.Wrong++
-	default:
-		s.res.Measured++
+	if p == nil {
+		return nil
 	}
-	if p != nil {
-		s.prog.Finished(p, r)
+	if t := s.points[p.ID]; t != nil {
+		o := outcomeOf(r)
+		t.seen = true
+		t.worst = max(t.worst, o)
+		if o <= outcomeWrong {
+			t.ok++
+		}
 	}
+	s.prog.Finished(p, r)
 	return nil
 }
 
-// group runs one launch over its pending points. Only a failure to write
-// results is returned; the launch's own failure is recorded.
-func (s *sweeper) group(ctx context.Context, g *Group, pending []PlannedPoint) error {
+// group runs one launch, round round of g, over its pending points. Only a
+// failure to write results is returned; the launch's own failure is
+// recorded.
+func (s *sweeper) group(ctx context.Context, g *Group, round int, pending []PlannedPoint) error {
+	s.round, s.rounds = round, max(g.Rounds, 1)
 	if g.Skip != "" {
 		for i := range pending {
 			r := pending[i].Record
@@ -253,7 +353,7 @@ func (s *sweeper) group(ctx context.Context, g *Group, pending []PlannedPoint) e
 	case g.Spec != nil && g.Spec.Train != nil:
 		err = s.train(ctx, g.Spec, &pending[0], emit)
 	case g.Spec != nil:
-		spec := *g.Spec
+		spec := *g.RoundSpec(round)
 		spec.Points = nil
 		for _, p := range pending {
 			for _, q := range g.Spec.Points {
@@ -288,6 +388,9 @@ func (s *sweeper) group(ctx context.Context, g *Group, pending []PlannedPoint) e
 			continue
 		}
 		r := pending[i].Record
+		if g.Spec != nil && g.Spec.Train == nil {
+			r.Iters = g.RoundSpec(round).Iters
+		}
 		switch {
 		case interrupted && first:
 			r.Incomplete = true // in flight when the sweep was stopped
@@ -324,7 +427,7 @@ func (s *sweeper) train(ctx context.Context, spec *Spec, p *PlannedPoint, emit f
 		Spec: spec, Exe: s.o.Exe, Args: s.o.Args, Stderr: s.stderr, Grace: s.o.Grace,
 		Emit: func(r *results.Record) error {
 			if held != nil {
-				if err := s.w.Write(held); err != nil {
+				if err := s.put(held); err != nil {
 					return err
 				}
 			}
@@ -340,7 +443,7 @@ func (s *sweeper) train(ctx context.Context, spec *Spec, p *PlannedPoint, emit f
 		return err
 	}
 	if err != nil {
-		if werr := s.w.Write(held); werr != nil {
+		if werr := s.put(held); werr != nil {
 			return werr
 		}
 		return err

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -285,8 +287,10 @@ func TestSweepTraining(t *testing.T) {
 		t.Skipf("no MNIST in %s (make data)", mnist)
 	}
 	dir := t.TempDir()
+	// A training run is not repeated in rounds: it runs once.
 	o := sweepOpts(t, dir, `
 timeout: 1m
+rounds: 2
 training:
   - model: mlp
     dataset: mnist
@@ -310,6 +314,9 @@ training:
 		if i == len(run.Records)-1 {
 			want = id
 		}
+		if r.Round != 1 || r.Rounds != 1 {
+			t.Errorf("record %d (%s): round %d of %d, want 1 of 1", i, r.Kind, r.Round, r.Rounds)
+		}
 		if r.Point != want {
 			t.Errorf("record %d (%s): point %q, want %q (only a finished run's last record carries the id)", i, r.Kind, r.Point, want)
 		}
@@ -328,13 +335,17 @@ func TestProgressDisplays(t *testing.T) {
 	bad := &results.Record{Kind: results.KindCollective, Error: "rank 1 died"}
 	var lines bytes.Buffer
 	lp := NewLineProgress(&lines, io.Discard)
-	lp.Start(3, 1)
+	lp.Start(4, 1)
 	lp.Finished(p, ok)
 	lp.Finished(p, bad)
+	lp.Round(2, 2)
+	lp.Finished(&PlannedPoint{ID: "x", Desc: p.Desc, Round: 2, Rounds: 2}, ok)
 	lp.Stop(false)
-	want := "resuming: 1 of 3 points done already\n" +
-		"[2/3] allreduce ring np=4 16MiB float32: 1234.5 us, busbw 1.23 GB/s\n" +
-		"[3/3] allreduce ring np=4 16MiB float32: FAILED: rank 1 died\n"
+	want := "resuming: 1 of 4 done already\n" +
+		"[2/4] allreduce ring np=4 16MiB float32: 1234.5 us, busbw 1.23 GB/s\n" +
+		"[3/4] allreduce ring np=4 16MiB float32: FAILED: rank 1 died\n" +
+		"round 2 of 2\n" +
+		"[4/4] allreduce ring np=4 16MiB float32 (round 2/2): 1234.5 us, busbw 1.23 GB/s\n"
 	if lines.String() != want {
 		t.Errorf("lines:\n%s\nwant:\n%s", lines.String(), want)
 	}
@@ -349,9 +360,135 @@ func TestProgressDisplays(t *testing.T) {
 	fmt.Fprintln(bp.Output(), "[rank 1] a worker's line")
 	bp.Finished(p, ok)
 	bp.Stop(false)
-	for _, s := range []string{"[2/2] allreduce ring np=4 16MiB float32: 1234.5 us", "[rank 1] a worker's line", "2/2 points"} {
+	for _, s := range []string{"[2/2] allreduce ring np=4 16MiB float32: 1234.5 us", "[rank 1] a worker's line", "2/2 done"} {
 		if !strings.Contains(bars.String(), s) {
 			t.Errorf("bars lack %q:\n%s", s, bars.String())
+		}
+	}
+}
+
+// roundsPlan: two launches (ring and testcrash, which is ring at these
+// sizes), two points each, in three rounds of 4, 3 and 3 iterations.
+const roundsPlan = `
+iters: 10
+warmup: 1
+timeout: 20s
+rounds: 3
+collectives:
+  - strategies: [ring, testcrash]
+    np: [2]
+    collectives: [allreduce]
+    sizes: [4KiB, 16KiB]
+`
+
+// TestSweepRounds: round 1 of every launch, then round 2, then round 3,
+// each round of a point its own record, the iterations split across them;
+// reports see one record a point, pooled.
+func TestSweepRounds(t *testing.T) {
+	dir := t.TempDir()
+	o := sweepOpts(t, dir, roundsPlan)
+	var out bytes.Buffer
+	o.Progress = NewLineProgress(&out, io.Discard)
+	res, err := Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Planned != 4 || res.Measured != 4 || res.Rounds != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete() || len(run.Records) != 12 {
+		t.Fatalf("complete %v, %d records; want 12 (4 points × 3 rounds)", run.Complete(), len(run.Records))
+	}
+	var order []string
+	wantIters := map[int]int{1: 4, 2: 3, 3: 3}
+	for _, r := range run.Records {
+		order = append(order, fmt.Sprintf("%d:%s", r.Round, r.Strategy))
+		if r.Rounds != 3 || r.Iters != wantIters[r.Round] || len(r.SamplesUs) != r.Iters || r.Warmup != 1 {
+			t.Errorf("%s round %d of %d: %d iters, %d samples, warmup %d", r.Point, r.Round, r.Rounds, r.Iters, len(r.SamplesUs), r.Warmup)
+		}
+	}
+	want := []string{"1:ring", "1:ring", "1:testcrash", "1:testcrash", "2:ring", "2:ring", "2:testcrash", "2:testcrash",
+		"3:ring", "3:ring", "3:testcrash", "3:testcrash"}
+	if !slices.Equal(order, want) {
+		t.Errorf("records in the order %v, want %v", order, want)
+	}
+	for _, s := range []string{"round 2 of 3\n", "[1/12] allreduce ring np=2 4KiB float32 (round 1/3): ", "[12/12] allreduce testcrash np=2 16KiB float32 (round 3/3): "} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("progress lacks %q:\n%s", s, out.String())
+		}
+	}
+	merged := results.MergeRounds(run.Records, stats.Fill)
+	if len(merged) != 4 {
+		t.Fatalf("%d merged records, want 4", len(merged))
+	}
+	for _, r := range merged {
+		if len(r.SamplesUs) != 10 || len(r.RoundMediansUs) != 3 || r.Iters != 10 || r.MissingRounds() != 0 {
+			t.Errorf("%s: %d samples, round medians %v, iters %d", r.Point, len(r.SamplesUs), r.RoundMediansUs, r.Iters)
+		}
+	}
+}
+
+// TestSweepRoundsResume: a sweep stopped in its second round, resumed,
+// measures the rounds it lacks and nothing twice.
+func TestSweepRoundsResume(t *testing.T) {
+	dir := t.TempDir()
+	plan := strings.Replace(roundsPlan, "[ring, testcrash]", "[ring]", 1) // one launch a round
+	o := sweepOpts(t, dir, plan)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Progress = &stopAfter{Progress: NewLineProgress(io.Discard, io.Discard), n: 3, cancel: cancel}
+	res, err := Sweep(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Measured != 0 || res.Stopped == 0 {
+		t.Fatalf("interrupted in round 2: %+v; want no point measured in every round, some cut short", res)
+	}
+	first, err := results.DoneRounds(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) < 3 || len(first) >= 6 {
+		t.Fatalf("%d rounds done before the interruption: %v", len(first), first)
+	}
+
+	o = sweepOpts(t, dir, plan)
+	o.Resume = true
+	var out bytes.Buffer
+	o.Progress = NewLineProgress(&out, io.Discard)
+	res, err = Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Measured != 2 {
+		t.Errorf("resume: %+v", res)
+	}
+	if want := fmt.Sprintf("resuming: %d of 6 done already", len(first)); !strings.Contains(out.String(), want) {
+		t.Errorf("progress lacks %q:\n%s", want, out.String())
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete() {
+		t.Errorf("resumed run is not complete: failed %v, missing %v", run.Failed(), run.Missing())
+	}
+	measured := map[results.PointRound]int{}
+	for _, r := range run.Records {
+		if r.Error == "" && !r.Incomplete {
+			measured[results.PointRound{Point: r.Point, Round: r.Round}]++
+		}
+	}
+	if len(measured) != 6 {
+		t.Errorf("%d point rounds measured, want 6", len(measured))
+	}
+	for k, n := range measured {
+		if n != 1 {
+			t.Errorf("%v measured %d times", k, n)
 		}
 	}
 }

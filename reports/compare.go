@@ -37,6 +37,40 @@ type CompareOptions struct {
 	// factor 3, 2 at 4 and 1 at 5, while links shaped from 1Gbit to 800Mbit
 	// (20–28% slower) were still caught at factor 5 at five bandwidth-bound
 	// points. 0 means DefaultNoiseFactor; negative disables it.
+	//
+	// Rounds. Samples taken back to back share more than the machine's
+	// state: a burst of load from other work that lasts a second slows
+	// every sample of a point measured in that second, so that point looks
+	// wholly slow in one run, the rank test's p is tiny and its own spread
+	// small, and neither sees the noise. A sweep in rounds
+	// (harness.Plan.Rounds) measures each point in launches minutes apart,
+	// so that such a burst hits one round; where both runs have at least
+	// MinCompareRounds rounds of a point, rounds are treated as the
+	// replicates they are, and a change counts only if it also holds across
+	// rounds:
+	//
+	//   - the median of the new run's round medians must differ from the
+	//     median of the base run's by more than the threshold too
+	//     (PointComparison.RoundChange), not only the pooled samples'
+	//     median: a median of three or more round medians ignores one slow
+	//     round in either run, while a real change moves every round;
+	//   - the noise floor is NoiseFactor × the larger of two spreads, each
+	//     taken from both runs as above: within rounds, the robust spread of
+	//     the samples relative to their own round's median (so that a slow
+	//     round does not count as within-round noise, and rounds of three
+	//     samples still contribute), and between rounds, the robust spread
+	//     of the round medians (1.4826 × their median absolute deviation,
+	//     with the small-sample factor that makes it unbiased, 1.495 for
+	//     three rounds, relative to their median: the standard deviation's
+	//     estimate that one outlying round does not inflate). The first is
+	//     what the floor measures in a single-round run; the second is the
+	//     variation at the scale of minutes, from launch to launch, that
+	//     back-to-back samples cannot see.
+	//
+	// With fewer rounds in either run (a single-round run, or a point an
+	// interrupted sweep left with fewer), the rule is the single-round one
+	// above, over the pooled samples, whose spread then includes the
+	// rounds' spread.
 	NoiseFactor float64
 	// IgnoreLink matches points regardless of their network shaping, to
 	// compare one network with another. Compare does so by itself when each
@@ -59,14 +93,90 @@ func DefaultCompareOptions() CompareOptions {
 // the measurement that chose it.
 const DefaultNoiseFactor = 5
 
-// effectiveThreshold is the change a point must exceed to count.
-func (o CompareOptions) effectiveThreshold(base, new []float64) float64 {
+// MinCompareRounds is the fewest rounds both runs must have of a point for
+// compare to demand that a change hold across rounds (see
+// CompareOptions.NoiseFactor): the median of two round medians is their
+// mean, which one slow round moves by half its slowness.
+const MinCompareRounds = 3
+
+// effectiveThreshold is the change a point must exceed to count, with the
+// round rule when byRound (see CompareOptions.NoiseFactor).
+func (o CompareOptions) effectiveThreshold(base, new *results.Record, byRound bool) float64 {
 	t := o.Threshold
-	if o.NoiseFactor > 0 {
-		t = max(t, o.NoiseFactor*max(robustSpread(base), robustSpread(new)))
+	if o.NoiseFactor <= 0 {
+		return t
 	}
-	return t
+	if !byRound {
+		return max(t, o.NoiseFactor*max(robustSpread(base.SamplesUs), robustSpread(new.SamplesUs)))
+	}
+	within := max(withinRoundSpread(base), withinRoundSpread(new))
+	between := max(madSpread(base.RoundMediansUs), madSpread(new.RoundMediansUs))
+	return max(t, o.NoiseFactor*within, o.NoiseFactor*between)
 }
+
+// withinRoundSpread is the robust spread of a merged record's samples, each
+// taken relative to its own round's median: the noise of back-to-back
+// samples with the rounds' differences taken out. Without the rounds'
+// sample counts it is the pooled samples' spread.
+func withinRoundSpread(r *results.Record) float64 {
+	counts := r.RoundSampleCounts
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if len(counts) == 0 || total != len(r.SamplesUs) {
+		return robustSpread(r.SamplesUs)
+	}
+	rel := make([]float64, 0, total)
+	at := 0
+	for _, n := range counts {
+		round := r.SamplesUs[at : at+n]
+		at += n
+		med := stats.Summarize(round).Median
+		if med <= 0 {
+			continue
+		}
+		for _, x := range round {
+			rel = append(rel, x/med)
+		}
+	}
+	return robustSpread(rel)
+}
+
+// madSpread is 1.4826 × the median absolute deviation of xs, relative to
+// their median: a normal distribution's standard deviation, estimated so
+// that one outlier of three does not move it. Of a few values the median
+// absolute deviation is too small on average (of three, by a third), so it
+// is scaled by Croux and Rousseeuw's small-sample factor (1992), which
+// makes it unbiased for a normal distribution.
+func madSpread(xs []float64) float64 {
+	n := len(xs)
+	if n < 2 {
+		return 0
+	}
+	med := median(xs)
+	if med <= 0 {
+		return 0
+	}
+	dev := make([]float64, n)
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+	}
+	return 1.4826 * madSmallSample(n) * median(dev) / med
+}
+
+// madSmallSample is Croux and Rousseeuw's correction of the median absolute
+// deviation of n values ("Time-efficient algorithms for two highly robust
+// estimators of scale", 1992), checked by simulation.
+func madSmallSample(n int) float64 {
+	table := []float64{2: 1.196, 3: 1.495, 4: 1.363, 5: 1.206, 6: 1.200, 7: 1.140, 8: 1.129, 9: 1.107}
+	if n < len(table) {
+		return table[n]
+	}
+	return float64(n) / (float64(n) - 0.8)
+}
+
+func median(xs []float64) float64 { return stats.Summarize(xs).Median }
 
 // robustSpread is the interquartile range over 1.349 (a normal
 // distribution's standard deviation), relative to the median.
@@ -118,9 +228,19 @@ type PointComparison struct {
 
 	P float64 // Mann-Whitney U p-value; 1 when not tested
 	// Threshold is the change this point had to exceed: the options'
-	// Threshold, raised to NoiseFactor × its runs' larger robust spread.
+	// Threshold, raised to NoiseFactor × its runs' larger robust spread
+	// (within and between rounds, for a point in rounds).
 	Threshold float64
 	N1, N2    int // sample sizes
+
+	// BaseRounds and NewRounds count the rounds each run pooled for the
+	// point; 0 for a record not measured in rounds.
+	BaseRounds, NewRounds int
+	// RoundChange is the change of the median of round medians, new/base
+	// − 1, where both runs have at least MinCompareRounds rounds of the
+	// point; a change counts only if this one exceeds the threshold too.
+	// NaN otherwise.
+	RoundChange float64
 
 	Verdict   Verdict
 	Regressed bool
@@ -182,11 +302,11 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
 		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and threshold %v >= 0", o.Alpha, o.Threshold)
 	}
-	base, err := results.ReadRun(baseDir)
+	base, err := readRun(baseDir)
 	if err != nil {
 		return nil, fmt.Errorf("reports: compare: base: %w", err)
 	}
-	nw, err := results.ReadRun(newDir)
+	nw, err := readRun(newDir)
 	if err != nil {
 		return nil, fmt.Errorf("reports: compare: new: %w", err)
 	}
@@ -232,6 +352,13 @@ func runLinks(run *results.Run) []string {
 		}
 	}
 	return links
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func linkName(l string) string {
@@ -288,7 +415,7 @@ func whyFailed(r *results.Record) string {
 }
 
 func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
-	pc := PointComparison{Key: key, Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(), P: 1, Verdict: Missing}
+	pc := PointComparison{Key: key, Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(), RoundChange: math.NaN(), P: 1, Verdict: Missing}
 	var any *results.Record
 	if b != nil {
 		pc.Base = b.ok
@@ -325,6 +452,19 @@ func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
 		return pc
 	}
 	pc.BaseBusBW, pc.NewBusBW = pc.Base.BusBWGBs, pc.New.BusBWGBs
+	pc.BaseRounds, pc.NewRounds = len(pc.Base.RoundMediansUs), len(pc.New.RoundMediansUs)
+	for _, x := range []struct {
+		name string
+		r    *results.Record
+	}{{"base", pc.Base}, {"new", pc.New}} {
+		if m := x.r.MissingRounds(); m > 0 {
+			pc.Notes = append(pc.Notes, fmt.Sprintf("%s run: %d of %d rounds (incomplete)", x.name, len(x.r.RoundMediansUs), x.r.Rounds))
+		}
+	}
+	byRound := pc.BaseRounds >= MinCompareRounds && pc.NewRounds >= MinCompareRounds
+	if byRound {
+		pc.RoundChange = median(pc.New.RoundMediansUs)/median(pc.Base.RoundMediansUs) - 1
+	}
 	bs, ns := pc.Base.SamplesUs, pc.New.SamplesUs
 	pc.N1, pc.N2 = len(bs), len(ns)
 	if len(bs) == 0 || len(ns) == 0 {
@@ -346,14 +486,20 @@ func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
 		pc.Notes = append(pc.Notes, w.Error())
 	}
 	significant := res.P < o.Alpha
-	pc.Threshold = o.effectiveThreshold(bs, ns)
+	pc.Threshold = o.effectiveThreshold(pc.Base, pc.New, byRound)
+	// acrossRounds: the change also holds for the rounds as a whole, or
+	// there are too few rounds to ask.
+	acrossRounds := func(sign float64) bool { return !byRound || sign*pc.RoundChange > pc.Threshold }
 	switch {
-	case significant && pc.Change > pc.Threshold:
+	case significant && pc.Change > pc.Threshold && acrossRounds(1):
 		pc.Verdict, pc.Regressed = Worse, true
-	case significant && pc.Change < -pc.Threshold:
+	case significant && pc.Change < -pc.Threshold && acrossRounds(-1):
 		pc.Verdict = Better
 	default:
 		pc.Verdict = Same
+		if significant && math.Abs(pc.Change) > pc.Threshold {
+			pc.Notes = append(pc.Notes, fmt.Sprintf("the change does not hold across rounds (median of round medians %s)", pct(pc.RoundChange)))
+		}
 	}
 	return pc
 }
@@ -422,6 +568,11 @@ func runNotes(base, nw *results.Run) []string {
 		if !x.run.Finished {
 			notes = append(notes, fmt.Sprintf("the %s run did not finish; points it lacks are reported missing", x.name))
 		}
+	}
+	if br, nr := maxRounds(base.Records), maxRounds(nw.Records); br != nr && max(br, nr) >= MinCompareRounds {
+		notes = append(notes, fmt.Sprintf("the base run measured its points in %s and the new run in %s: "+
+			"a change is asked to hold across rounds only where both runs have at least %d",
+			plural(br, "round"), plural(nr, "round"), MinCompareRounds))
 	}
 	if base.Env != nil && nw.Env != nil {
 		b, n := base.Env, nw.Env

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,13 @@ func (c *Comparison) WriteReport(dir string) error {
 		"(IQR/1.349, relative to the median) of its two runs' samples, its own noise, and a Mann-Whitney U test over the per-iteration samples "+
 		"rejects \"no change\" at α = %v. Changes are of the median time (positive: slower); the interval is a 95%% bootstrap "+
 		"confidence interval of that change. busbw is as recorded.", num(100*o.Threshold)+"%", o.NoiseFactor, o.Alpha)
+	if c.hasRounds() {
+		m.p("Where both runs measured a point in at least %d rounds (launches interleaved across the sweep, so that a burst of load "+
+			"on the machine slows one round, not the whole point), the change must also hold across rounds: the median of the round medians "+
+			"must change by more than the threshold too (column *rounds*: rounds base+new, and that change), and the noise the threshold "+
+			"covers is the larger of the spread within rounds (samples relative to their round's median) and between rounds "+
+			"(the round medians' median absolute deviation, scaled to a standard deviation, relative). Samples and statistics are pooled over the rounds.", MinCompareRounds)
+	}
 	regs := c.Regressions()
 	summary := fmt.Sprintf("**%d regression(s)**, %d improvement(s), %d unchanged, %d missing, of %d points.",
 		len(regs), c.Count(Better), c.Count(Same), c.Count(Missing), len(c.Points))
@@ -98,10 +106,40 @@ func (c *Comparison) writeEnvTable(m *md) error {
 	return m.table(t)
 }
 
+// hasRounds reports whether either run measured any point in rounds.
+func (c *Comparison) hasRounds() bool {
+	for _, p := range c.Points {
+		if p.BaseRounds > 0 || p.NewRounds > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// roundsCell is the rounds column: "3+3: +1.2%", the rounds each run pooled
+// and the change of the median of round medians where the round rule
+// applies.
+func roundsCell(p *PointComparison) string {
+	if p.BaseRounds == 0 && p.NewRounds == 0 {
+		return "—"
+	}
+	s := fmt.Sprintf("%d+%d", p.BaseRounds, p.NewRounds)
+	if !math.IsNaN(p.RoundChange) {
+		s += ": " + pct(p.RoundChange)
+	}
+	return s
+}
+
 func (c *Comparison) pointTable(ps []PointComparison) *table {
 	t := &table{
 		header: []string{"point", "base (µs)", "new (µs)", "change", "95% CI", "p", "n", "busbw base → new (GB/s)", "verdict", "notes"},
 		left:   map[int]bool{8: true, 9: true},
+	}
+	rounds := c.hasRounds()
+	if rounds {
+		// After n: the rounds the samples came from.
+		t.header = slices.Insert(t.header, 7, "rounds")
+		t.left = map[int]bool{9: true, 10: true}
 	}
 	for _, p := range ps {
 		ci := "—"
@@ -121,7 +159,11 @@ func (c *Comparison) pointTable(ps []PointComparison) *table {
 		if p.Regressed {
 			verdict = "**" + verdict + "** (regression)"
 		}
-		t.add(p.Name, optNum(p.BaseMedianUs), optNum(p.NewMedianUs), pct(p.Change), ci, pv, n, bw, verdict, strings.Join(p.Notes, "; "))
+		row := []string{p.Name, optNum(p.BaseMedianUs), optNum(p.NewMedianUs), pct(p.Change), ci, pv, n, bw, verdict, strings.Join(p.Notes, "; ")}
+		if rounds {
+			row = slices.Insert(row, 7, roundsCell(&p))
+		}
+		t.add(row...)
 	}
 	return t
 }

@@ -19,7 +19,9 @@
 //
 // report.md opens with the environment and the run's status: complete, or
 // incomplete and why (interrupted, a torn last record, failed, unfinished or
-// wrong points, planned points never measured). Then, for each collective
+// wrong points, planned points never measured, points an interrupted sweep
+// left short of rounds). A point measured in rounds is reported once, its
+// rounds merged (results.MergeRounds). Then, for each collective
 // (and dtype, op, in-place, link variant):
 //
 //   - a winner map: for each world size × message size, the strategy with
@@ -49,7 +51,11 @@
 // test rejects "no change" at Alpha (0.05) and the median time grew by more
 // than Threshold (5%). Both are needed: the test alone flags the few-percent
 // drift a machine shows between runs of the same build once there are enough
-// samples, and the threshold alone flags noise.
+// samples, and the threshold alone flags noise. The threshold is raised to
+// NoiseFactor × the point's own spread. A point measured in rounds (a sweep
+// with rounds, results.MergeRounds) is compared over its pooled samples and,
+// where both runs have at least MinCompareRounds rounds, its change must
+// also hold across rounds: see CompareOptions.NoiseFactor.
 //
 // # CI recipe
 //

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -26,10 +27,11 @@ type report struct {
 
 // Generate reads RUN_DIR/results.jsonl and writes RUN_DIR/report.md with its
 // plots in RUN_DIR/plots. It works on an interrupted run too: the report then
-// says what is missing. Generate is deterministic: the same results give the
-// same markdown.
+// says what is missing. A point measured in rounds is reported once, from
+// its rounds merged (results.MergeRounds). Generate is deterministic: the
+// same results give the same markdown.
 func Generate(runDir string) error {
-	run, err := results.ReadRun(runDir)
+	run, err := readRun(runDir)
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
@@ -181,20 +183,60 @@ func (rp *report) writeStatus() {
 		reasons = append(reasons, fmt.Sprintf("%d planned point(s) have no result: %s%s", len(missing), "`"+strings.Join(list, "`, `")+"`", more))
 	}
 	measured := 0
+	var partial []string
 	for i := range run.Records {
 		if r := &run.Records[i]; r.Kind == results.KindCollective && good(r) {
 			measured++
+			if r.MissingRounds() > 0 {
+				partial = append(partial, fmt.Sprintf("`%s` (%d of %d)", r.Point, len(r.RoundMediansUs), r.Rounds))
+			}
 		}
 	}
+	if len(partial) > 0 {
+		list, more := partial, ""
+		if len(list) > maxListed {
+			list, more = list[:maxListed], fmt.Sprintf(", and %d more", len(partial)-maxListed)
+		}
+		reasons = append(reasons, fmt.Sprintf("%d point(s) lack some of their rounds and are reported from the rounds they have: %s%s",
+			len(partial), strings.Join(list, ", "), more))
+	}
+	inRounds := ""
+	if n := maxRounds(run.Records); n > 1 {
+		inRounds = fmt.Sprintf(" in %d rounds each (pooled)", n)
+	}
 	if len(reasons) == 0 {
-		rp.m.p("**Complete.** %d collective points measured, none failed.", measured)
+		rp.m.p("**Complete.** %d collective points measured%s, none failed.", measured, inRounds)
 		return
 	}
-	rp.m.p("**Incomplete.** %d collective points measured; read the results with that in mind:", measured)
+	rp.m.p("**Incomplete.** %d collective points measured%s; read the results with that in mind:", measured, inRounds)
 	for _, r := range reasons {
 		rp.m.WriteString("- " + r + "\n")
 	}
 	rp.m.WriteString("\n")
+}
+
+// readRun reads a run directory as reports and compare see it: each point
+// measured in rounds merged into one record, its statistics recomputed from
+// the pooled samples by the same code that summarised each round.
+func readRun(dir string) (*results.Run, error) {
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	run.Records = results.MergeRounds(run.Records, stats.Fill)
+	return run, nil
+}
+
+// maxRounds is the most rounds any collective point of recs was planned in.
+func maxRounds(recs []results.Record) int {
+	n := 1
+	for i := range recs {
+		if r := &recs[i]; r.Kind == results.KindCollective {
+			_, of := r.RoundOf()
+			n = max(n, of)
+		}
+	}
+	return n
 }
 
 func (rp *report) writeFailed() error {

@@ -7,6 +7,14 @@
 // epoch ("train_step", "train_epoch"), or a point that failed (Error set).
 // Schema is bumped on any incompatible change; readers refuse newer schemas.
 //
+// A sweep may measure each point in several rounds, interleaved across the
+// sweep so that a burst of load on the machine hits one round rather than
+// the whole point; each round is its own record (Record.Round of
+// Record.Rounds, absent in older files: round 1 of 1), written as it is
+// measured. [MergeRounds] makes one record of a point's rounds, pooling
+// their samples, for reports and compare; [DoneRounds] tells a resumed sweep
+// which rounds it need not measure again.
+//
 // # Usage
 //
 //	env := results.CaptureEnv()
@@ -22,6 +30,7 @@
 //	return w.Finish() // marks the run complete; Close alone means "interrupted"
 //
 //	run, err := results.ReadRun(runDir) // run.Records, run.Failed(), run.Missing()
+//	merged := results.MergeRounds(run.Records, stats.Fill) // one record a point, its rounds pooled
 //
 // # Files
 //

@@ -166,41 +166,84 @@ func ReadRun(runDir string) (*Run, error) {
 // epoch that neither failed nor stopped short.
 func ok(r *Record) bool { return r.Error == "" && !r.Incomplete }
 
+// PointRound names one round of one point: Record.Point and the round
+// from Record.RoundOf.
+type PointRound struct {
+	Point string
+	Round int
+}
+
 // Done returns the ids (Record.Point) of the points runDir has finished
-// without error, for --resume: those can be skipped, and everything else,
-// failed points included, measured again. A run directory without results is
-// not an error: nothing is done yet.
+// without error, in every one of their rounds, for --resume: those can be
+// skipped, and everything else, failed points included, measured again. A
+// run directory without results is not an error: nothing is done yet.
 func Done(runDir string) (map[string]bool, error) {
-	done := map[string]bool{}
-	run, err := ReadRun(runDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return done, nil
-	}
+	rounds, of, err := doneRounds(runDir)
 	if err != nil {
 		return nil, err
 	}
-	for i := range run.Records {
-		r := &run.Records[i]
-		if r.Point != "" && ok(r) {
-			done[r.Point] = true
+	done := map[string]bool{}
+	for id, n := range of {
+		all := true
+		for r := 1; r <= n && all; r++ {
+			all = rounds[PointRound{id, r}]
+		}
+		if all {
+			done[id] = true
 		}
 	}
 	return done, nil
 }
 
+// DoneRounds returns the rounds of points that runDir has finished without
+// error, for a --resume of a sweep measured in rounds: a round already
+// recorded is not measured again. Records without round fields are round 1.
+func DoneRounds(runDir string) (map[PointRound]bool, error) {
+	rounds, _, err := doneRounds(runDir)
+	return rounds, err
+}
+
+// doneRounds returns the rounds finished without error and, for every
+// point with such a round, how many rounds its records say it has.
+func doneRounds(runDir string) (map[PointRound]bool, map[string]int, error) {
+	done, of := map[PointRound]bool{}, map[string]int{}
+	run, err := ReadRun(runDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return done, of, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range run.Records {
+		r := &run.Records[i]
+		if r.Point == "" || !ok(r) {
+			continue
+		}
+		round, n := r.RoundOf()
+		done[PointRound{r.Point, round}] = true
+		of[r.Point] = max(of[r.Point], n)
+	}
+	return done, of, nil
+}
+
 // Failed returns the records of points that failed or stopped short, except
 // those a later record of the same point measured successfully (a resumed run
-// retries them).
+// retries them). Rounds are told apart: a failed round is listed unless the
+// same round of the point was measured.
 func (run *Run) Failed() []Record {
-	good := map[string]bool{}
+	good := map[PointRound]bool{}
+	key := func(r *Record) PointRound {
+		round, _ := r.RoundOf()
+		return PointRound{r.Point, round}
+	}
 	for i := range run.Records {
 		if r := &run.Records[i]; r.Point != "" && ok(r) {
-			good[r.Point] = true
+			good[key(r)] = true
 		}
 	}
 	var failed []Record
 	for _, r := range run.Records {
-		if !ok(&r) && (r.Point == "" || !good[r.Point]) {
+		if !ok(&r) && (r.Point == "" || !good[key(&r)]) {
 			failed = append(failed, r)
 		}
 	}

@@ -41,6 +41,24 @@ type Record struct {
 	Iters      int               `json:"iters,omitempty"`
 	Warmup     int               `json:"warmup,omitempty"`
 
+	// Rounds. A sweep may measure each point in several rounds, each a
+	// launch of its own, interleaved across the whole sweep (round 1 of every
+	// launch, then round 2, ...), so that a burst of load from other work
+	// hits one round of a point rather than all of its samples. Each round
+	// is written as its own record: Round (1-based) of Rounds. Records
+	// without them (older files, `distbench run`) are round 1 of 1; see
+	// RoundOf. MergeRounds turns a point's round records into one record, in
+	// which Round is 0 (it stands for all rounds) and the fields below are
+	// set.
+	Round  int `json:"round,omitempty"`
+	Rounds int `json:"rounds,omitempty"`
+	// RoundMediansUs is each pooled round's median time, in round order,
+	// and RoundSampleCounts how many of SamplesUs each contributed (the
+	// samples are concatenated in the same order). Only merged records have
+	// them; fewer entries than Rounds mean rounds are missing (MissingRounds).
+	RoundMediansUs    []float64 `json:"round_medians_us,omitempty"`
+	RoundSampleCounts []int     `json:"round_sample_counts,omitempty"`
+
 	// Statistics of the per-iteration time of the slowest rank, in microseconds.
 	TimeUs      float64   `json:"time_us"` // median
 	TimeUsP5    float64   `json:"time_us_p5,omitempty"`
@@ -77,6 +95,27 @@ type Record struct {
 	ExposedMs   float64 `json:"exposed_ms,omitempty"`
 	ImagesPerS  float64 `json:"images_per_s,omitempty"`
 	WallSeconds float64 `json:"wall_s,omitempty"`
+}
+
+// RoundOf returns which round r is, of how many. A record without round
+// fields (an older file, `distbench run`) is round 1 of 1; a record that
+// MergeRounds made of several rounds is round 0 of Rounds: all of them.
+func (r *Record) RoundOf() (round, rounds int) {
+	if r.Rounds <= 1 {
+		return 1, 1
+	}
+	return max(r.Round, 0), r.Rounds
+}
+
+// MissingRounds is how many rounds a merged record of a measured point
+// lacks: rounds that never ran (an interrupted sweep) or stopped short. It
+// is 0 for a merged record with every round, for a failed or unfinished
+// one, and for any record that is not merged.
+func (r *Record) MissingRounds() int {
+	if r.Rounds <= 1 || r.Round != 0 || r.Error != "" || r.Incomplete {
+		return 0
+	}
+	return max(r.Rounds-len(r.RoundMediansUs), 0)
 }
 
 // Env describes where and when a run happened.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,10 +33,15 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 		Short: "Compare two run directories; exit 1 when a point regressed",
 		Long: `compare matches the points of two runs and tests each for a change of its
 median time (Mann-Whitney U over the per-iteration samples, as benchstat
-does). A point regressed when it got slower by more than --threshold with
-p < --alpha. compare writes compare.md and plots/compare.png into NEW (or
---out), prints a short markdown summary, and exits 1 when any point
-regressed, 0 when none did, and 2 on bad input.`,
+does). A point regressed when it got slower by more than --threshold, and
+by more than --noise-factor times its own spread, with p < --alpha. Where
+both runs measured a point in at least 3 rounds (sweep --rounds; the
+default plan does), the change must also hold across rounds: the median of
+the round medians must change by more than the threshold too, and the
+threshold covers the spread between round medians as well. compare writes
+compare.md and plots/compare.png into NEW (or --out), prints a short
+markdown summary, and exits 1 when any point regressed, 0 when none did,
+and 2 on bad input.`,
 		Example: `  distbench compare baseline runs/20260101-120000
   distbench compare baseline new --threshold 10% --alpha 0.01 --out /tmp/cmp`,
 		Args: cobra.ExactArgs(2),
@@ -136,16 +142,31 @@ func summaryTable(w io.Writer, title string, ps []reports.PointComparison) {
 	if len(ps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n### %s\n\n| point | base (µs) | new (µs) | change | 95%% CI | p |\n|---|--:|--:|--:|--:|--:|\n", title)
+	// A rounds column where the points were measured in rounds: the
+	// change of the median of round medians, which had to count too.
+	rounds := slices.ContainsFunc(ps, func(p reports.PointComparison) bool { return !math.IsNaN(p.RoundChange) })
+	head, rule, more := "| point | base (µs) | new (µs) | change | 95% CI | p |", "|---|--:|--:|--:|--:|--:|", "| | | | | |"
+	if rounds {
+		head, rule, more = head+" rounds |", rule+"--:|", more+" |"
+	}
+	fmt.Fprintf(w, "\n### %s\n\n%s\n%s\n", title, head, rule)
 	for i, p := range ps {
 		if i == maxSummaryRows {
-			fmt.Fprintf(w, "| … and %d more | | | | | |\n", len(ps)-i)
+			fmt.Fprintf(w, "| … and %d more %s\n", len(ps)-i, more)
 			break
 		}
 		ci := "—"
 		if !math.IsNaN(p.ChangeLo) {
 			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*p.ChangeLo, 100*p.ChangeHi)
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %+.1f%% | %s | %.3g |\n", p.Name, p.BaseMedianUs, p.NewMedianUs, 100*p.Change, ci, p.P)
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %+.1f%% | %s | %.3g |", p.Name, p.BaseMedianUs, p.NewMedianUs, 100*p.Change, ci, p.P)
+		if rounds {
+			rc := "—"
+			if !math.IsNaN(p.RoundChange) {
+				rc = fmt.Sprintf("%d+%d: %+.1f%%", p.BaseRounds, p.NewRounds, 100*p.RoundChange)
+			}
+			fmt.Fprintf(w, " %s |", rc)
+		}
+		fmt.Fprintln(w)
 	}
 }

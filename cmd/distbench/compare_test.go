@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
 )
@@ -72,6 +73,50 @@ func TestCompareCLI(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out2, reports.CompareFile)); err != nil {
 		t.Errorf("--out: %v", err)
+	}
+}
+
+// writeRoundsRun makes a synthetic run in three rounds: one allreduce point
+// whose samples in round k centre on us[k] microseconds.
+func writeRoundsRun(t *testing.T, dir string, us ...float64) {
+	t.Helper()
+	w, err := results.NewWriter(dir, results.Env{Host: "test", CPUModel: "test", Cores: 2, Commit: "abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, center := range us {
+		r := &results.Record{
+			Kind: results.KindCollective, Point: "allreduce/ring/np=2/bytes=65536", Collective: "allreduce", Strategy: "ring",
+			NP: 2, Bytes: 65536, DType: "float32", Op: "sum", Root: -1, InPlace: true, Round: k + 1, Rounds: len(us),
+		}
+		var samples []float64
+		for i := range 7 {
+			samples = append(samples, center*(1+float64(i%4-2)/200)) // ±1%
+		}
+		if err := stats.Fill(r, samples); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareRoundsCLI(t *testing.T) {
+	tmp := t.TempDir()
+	base, burst, slow := filepath.Join(tmp, "base"), filepath.Join(tmp, "burst"), filepath.Join(tmp, "slow")
+	writeRoundsRun(t, base, 1000, 1002, 998)
+	writeRoundsRun(t, burst, 1001, 5000, 999) // a burst of load in round 2
+	writeRoundsRun(t, slow, 1500, 1490, 1510)
+	if code, out, errs := cli(t, "compare", base, burst); code != 0 || !strings.Contains(out, "**No regressions**") {
+		t.Errorf("one slow round: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := cli(t, "compare", base, slow)
+	if code != 1 || !strings.Contains(out, "| p | rounds |") || !strings.Contains(out, "| 3+3: +50.0% |") {
+		t.Errorf("slow in every round: exit %d\n%s%s", code, out, errs)
 	}
 }
 

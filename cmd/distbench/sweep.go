@@ -29,7 +29,7 @@ type sweepFlags struct {
 	nps                                          []int
 	minBytes, maxBytes, stepBytes, inplace       string
 	stepFactor                                   float64
-	root, iters, warmup                          int
+	root, iters, warmup, rounds                  int
 	check                                        bool
 	timeBudget, timeout                          time.Duration
 }
@@ -51,8 +51,13 @@ The plan comes from --plan FILE (YAML), from flags (--strategy, --np,
 --collective, -b/-e/-f or --sizes, --dtype, --op, --link, ...), or, given
 neither, the built-in default plan (distbench sweep --dry-run shows it).
 Every (strategy, np, link, options) combination is one launch of worker
-processes that measures all its points. Records are written as they arrive;
-Ctrl-C stops the sweep and keeps them, and --resume DIR continues it.
+processes that measures all its points. With --rounds N (or the plan's
+rounds; the default plan has 3) every point is measured in N rounds
+interleaved across the sweep, round 1 of every launch, then round 2, ..., so
+that a burst of load on the machine hits one round of a point and not all of
+it; --iters and --time-budget are split across the rounds, the warm-up is per
+round. Records are written as they arrive; Ctrl-C stops the sweep and keeps
+them, and --resume DIR continues it, measuring only what is not recorded.
 
 Exit status: 0 when every point was measured correctly; 1 when a point
 failed, was skipped or computed wrong results; 2 on bad input; 130 when
@@ -62,6 +67,7 @@ interrupted.`,
   distbench sweep --strategy ring,tree --np 2,4,8 --collective allreduce -b 4KiB -e 64MiB -f 2
   distbench sweep --strategy ring --np 4 --sizes 1MiB,16MiB --link '' --link 10g --link 1g,100us
   distbench sweep --peers mpi,gloo --time-budget 1s
+  distbench sweep --strategy ring,tree --np 2,4 --rounds 3   # each point in 3 interleaved rounds
   distbench sweep --resume runs/20260101-120000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,6 +100,7 @@ interrupted.`,
 	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", harness.DefaultPlanIters))
 	fl.IntVarP(&f.warmup, "warmup", "w", 0, fmt.Sprintf("warm-up iterations per point (default: the plan's, else %d)", harness.DefaultPlanWarmup))
 	fl.DurationVar(&f.timeBudget, "time-budget", 0, "stop a point's timed iterations once they took this long (at least 3 run), e.g. 2s")
+	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("measure every point in this many rounds interleaved across the sweep, 1 to %d (default: the plan's, else 1)", harness.MaxRounds))
 	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("deadline of every operation (default: the plan's, else %v)", harness.DefaultPlanTimeout))
 	fl.BoolVarP(&f.check, "check", "c", true, "check results with exactly reducible inputs (default: the plan's, else on)")
 	fl.StringSliceVar(&f.peers, "peers", nil, "also run the allreduce sizes through reference implementations: mpi, gloo")
@@ -114,7 +121,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 		return nil
 	}
 	prog := harness.NewProgress(stdout, stderr)
-	fmt.Fprintf(stdout, "distbench sweep: %s in %s into %s\n", plural(exp.NumPoints(), "point"), plural(len(exp.Groups), "launch"), dir)
+	fmt.Fprintf(stdout, "distbench sweep: %s in %s%s into %s\n", plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), dir)
 	res, err := harness.Sweep(cmd.Context(), harness.SweepOptions{
 		Plan: exp, Dir: dir, Env: results.CaptureEnv(), Resume: f.resume != "",
 		Args: []string{"worker"}, Progress: prog,
@@ -143,6 +150,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 
 func summary(r *harness.SweepResult) string {
 	parts := []string{fmt.Sprintf("%d of %d points measured", r.Measured+r.Resumed, r.Planned)}
+	if r.Rounds > 1 {
+		parts[0] += fmt.Sprintf(" in %d rounds", r.Rounds)
+	}
 	if r.Resumed > 0 {
 		parts[0] += fmt.Sprintf(" (%d by an earlier session)", r.Resumed)
 	}
@@ -236,6 +246,17 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 	if fl.Changed("time-budget") {
 		plan.TimeBudget = f.timeBudget
 	}
+	if fl.Changed("rounds") {
+		if f.rounds < 1 || f.rounds > harness.MaxRounds {
+			return nil, "", fmt.Errorf("--rounds %d: want an integer from 1 to %d", f.rounds, harness.MaxRounds)
+		}
+		if f.resume != "" {
+			// The rounds already recorded say how many there are; a
+			// resumed run measures the ones missing, as planned.
+			return nil, "", errors.New("--resume continues a sweep in the rounds it was planned with: it takes no --rounds")
+		}
+		plan.Rounds = harness.RoundCount(f.rounds)
+	}
 	if fl.Changed("timeout") {
 		if f.timeout <= 0 {
 			return nil, "", fmt.Errorf("--timeout %v: must be positive", f.timeout)
@@ -292,10 +313,13 @@ func exists(path string) bool {
 // printPlan is --dry-run's output: every launch and its points.
 func printPlan(w io.Writer, exp *harness.Expanded) {
 	p := exp.Plan
-	fmt.Fprintf(w, "plan %q: %s in %s; iters %d, warmup %d, check %v, timeout %v",
-		p.Name, plural(exp.NumPoints(), "point"), plural(len(exp.Groups), "launch"), p.Iters, *p.Warmup, *p.Check, p.Timeout)
+	fmt.Fprintf(w, "plan %q: %s in %s%s; iters %d, warmup %d, check %v, timeout %v",
+		p.Name, plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), p.Iters, *p.Warmup, *p.Check, p.Timeout)
 	if p.TimeBudget > 0 {
 		fmt.Fprintf(w, ", time budget %v a point", p.TimeBudget)
+	}
+	if n := exp.Rounds(); n > 1 {
+		fmt.Fprintf(w, "; iters and time budget split across the rounds, warmup %d in each", *p.Warmup)
 	}
 	fmt.Fprintln(w)
 	for _, n := range exp.Notes {
@@ -303,6 +327,9 @@ func printPlan(w io.Writer, exp *harness.Expanded) {
 	}
 	for _, g := range exp.Groups {
 		fmt.Fprintf(w, "launch %s: %d points", g.Name(), len(g.Points))
+		if g.Rounds > 1 {
+			fmt.Fprintf(w, ", %d rounds of %s iterations", g.Rounds, roundIterList(g))
+		}
 		if g.Skip != "" {
 			fmt.Fprintf(w, " (skipped: %s)", g.Skip)
 		}
@@ -311,6 +338,23 @@ func printPlan(w io.Writer, exp *harness.Expanded) {
 			fmt.Fprintf(w, "  %s\n", pt.Desc)
 		}
 	}
+}
+
+// inRounds is " (3 rounds)" for a plan in several rounds, "" otherwise.
+func inRounds(exp *harness.Expanded) string {
+	if n := exp.Rounds(); n > 1 {
+		return fmt.Sprintf(" (%d rounds)", n)
+	}
+	return ""
+}
+
+// roundIterList is each round's share of a group's iterations: "7+7+6".
+func roundIterList(g *harness.Group) string {
+	parts := make([]string, g.Rounds)
+	for k := range parts {
+		parts[k] = fmt.Sprint(g.RoundSpec(k + 1).Iters)
+	}
+	return strings.Join(parts, "+")
 }
 
 func plural(n int, noun string) string {

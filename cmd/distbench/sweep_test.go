@@ -62,6 +62,45 @@ func TestSweepCLI(t *testing.T) {
 	}
 }
 
+// TestSweepRoundsCLI: --rounds measures every point in interleaved rounds,
+// says which round it is on, and reports each point once.
+func TestSweepRoundsCLI(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := cli(t, "sweep", "--out", dir, "--strategy", "ring", "--np", "2", "--sizes", "4KiB", "--iters", "6", "--warmup", "1", "--rounds", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"1 point in 2 launches (2 rounds)",
+		"round 1 of 2\n[1/2] allreduce ring np=2 4KiB float32 (round 1/2): ",
+		"round 2 of 2\n[2/2] allreduce ring np=2 4KiB float32 (round 2/2): ",
+		"1 of 1 points measured in 2 rounds",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete() || len(run.Records) != 2 || run.Records[1].Round != 2 || run.Records[1].Iters != 3 {
+		t.Errorf("complete %v, records %+v", run.Complete(), run.Records)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, reports.ReportFile))
+	if !strings.Contains(string(report), "**Complete.** 1 collective points measured in 2 rounds each (pooled)") {
+		t.Errorf("report:\n%s", report)
+	}
+	// A resumed sweep keeps its rounds.
+	if code, _, errs = cli(t, "sweep", "--resume", dir, "--rounds", "3"); code != 2 || !strings.Contains(errs, "no --rounds") {
+		t.Errorf("--resume --rounds: exit %d, %q", code, errs)
+	}
+	code, out, errs = cli(t, "sweep", "--resume", dir, "--no-report")
+	if code != 0 || !strings.Contains(out, "1 of 1 points measured in 2 rounds (1 by an earlier session)") {
+		t.Errorf("resume: exit %d\n%s%s", code, out, errs)
+	}
+}
+
 func TestSweepSkippedExitsOne(t *testing.T) {
 	// What a plan names but this machine lacks (here a dataset) is
 	// recorded as skipped, and the exit status says the sweep is short.
@@ -96,8 +135,13 @@ training:
 
 func TestSweepDryRun(t *testing.T) {
 	code, out, errs := cli(t, "sweep", "--dry-run")
-	if code != 0 || !strings.Contains(out, `plan "default"`) || !strings.Contains(out, "launch ring np=2") {
+	if code != 0 || !strings.Contains(out, `plan "default"`) || !strings.Contains(out, "launch ring np=2") ||
+		!strings.Contains(out, "(3 rounds); iters 20, warmup 2") || !strings.Contains(out, "3 rounds of 7+7+6 iterations") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	// --rounds overrides the plan's.
+	if code, out, _ = cli(t, "sweep", "--dry-run", "--rounds", "1"); code != 0 || strings.Contains(out, "rounds") {
+		t.Errorf("--rounds 1: exit %d\n%s", code, out)
 	}
 	code, out, _ = cli(t, "sweep", "--dry-run", "--strategy", "ring", "--np", "2,3", "-b", "1K", "-e", "4K", "-f", "2",
 		"--link", "", "--link", "10Gbit,25us", "--iters", "9", "--time-budget", "1s", "--inplace", "both")
@@ -110,6 +154,8 @@ func TestSweepBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	bad := filepath.Join(tmp, "bad.yaml")
 	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtype: [float32]\n"), 0o644)
+	badRounds := filepath.Join(tmp, "rounds.yaml")
+	os.WriteFile(badRounds, []byte("rounds: 0\ncollectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -127,6 +173,10 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--resume", filepath.Join(tmp, "nope")}, "no results.jsonl there"},
 		{[]string{"--resume", tmp, "--out", tmp}, "--out"},
 		{[]string{"--iters", "-1"}, "iters"},
+		{[]string{"--rounds", "0"}, "--rounds 0: want an integer from 1 to 100"},
+		{[]string{"--rounds", "101"}, "--rounds 101"},
+		{[]string{"--rounds", "two"}, "--rounds"},
+		{[]string{"--plan", badRounds}, `rounds "0": want an integer from 1 to 100`},
 		{[]string{"--bogus"}, "unknown flag"},
 	}
 	for _, tt := range tests {
