@@ -147,7 +147,7 @@ func (d *deadlineReader) spinRead(b []byte) (int, error) {
 				if i%spinPollEvery == 0 {
 					d.spinners.wakeParked()
 				}
-				runtime.Gosched()
+				yield(i)
 				continue
 			}
 			return true
@@ -199,7 +199,7 @@ func (p *peer) writeSpin(bufs [][]byte, deadline time.Time) (n int64, err error)
 					if i%spinPollEvery == 0 {
 						t.spinners.wakeParked()
 					}
-					runtime.Gosched()
+					yield(i)
 					continue
 				}
 				werr = &net.OpError{Op: "write", Net: "tcp", Source: p.conn.LocalAddr(), Addr: p.conn.RemoteAddr(), Err: os.NewSyscallError("writev", err)}
@@ -216,6 +216,25 @@ func (p *peer) writeSpin(bufs [][]byte, deadline time.Time) (n int64, err error)
 		return n, werr
 	}
 }
+
+// yield gives way between a spinner's polls: to the process's other
+// goroutines always (runtime.Gosched), and, after the first few polls, to
+// other processes too (sched_yield(2)). A rank spins on a core of its own
+// only while the machine is quiet; when other work lands on its core, often
+// that work is the very peer it waits for, and a spinner that never let go
+// of the core would halve both. With the core to itself, sched_yield
+// returns at once.
+func yield(spins int) {
+	runtime.Gosched()
+	if spins > spinPoliteAfter {
+		syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
+// spinPoliteAfter is how many polls a spinner makes before it also yields
+// to other processes: a few microseconds, about what a small message takes
+// to cross loopback.
+const spinPoliteAfter = 4
 
 // advance drops the first m bytes of bufs.
 func advance(bufs [][]byte, m int) [][]byte {
