@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/distbench/distbench/collective"
 )
@@ -65,11 +66,21 @@ type Posted struct {
 	c    *Call
 	peer int
 	wait func(ctx context.Context) error
+
+	// The receive completes once, by Wait or Cancel; later calls return
+	// the same result.
+	once sync.Once
+	err  error
+}
+
+func (p *Posted) finish(ctx context.Context) error {
+	p.once.Do(func() { p.err = p.wait(ctx) })
+	return p.err
 }
 
 // Wait completes the receive; its error names the peer.
 func (p *Posted) Wait() error {
-	if err := p.wait(p.c.ctx); err != nil {
+	if err := p.finish(p.c.ctx); err != nil {
 		return p.c.g.peerErr(p.peer, fmt.Errorf("recv: %w", err))
 	}
 	return nil
@@ -84,7 +95,7 @@ type postKey struct {
 // Cancel withdraws a receive that will not be waited for, so that its
 // buffer is not written after the operation returns. A receive that a
 // reader is already filling is waited for (the reader has its own deadline).
-func (p *Posted) Cancel() { p.wait(cancelled) }
+func (p *Posted) Cancel() { p.finish(cancelled) }
 
 // cancelled is an already-ended context, for Cancel.
 var cancelled = func() context.Context {
@@ -102,9 +113,9 @@ func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
 	if ps, ok := g.shared.tr.(collective.Poster); ok {
 		r, err := ps.PostRecv(g.ranks[peer], c.tag(channel), buf)
 		if err != nil {
-			return &Posted{c, peer, func(context.Context) error { return err }}
+			return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
 		}
-		return &Posted{c, peer, r.Wait}
+		return &Posted{c: c, peer: peer, wait: r.Wait}
 	}
 	done := make(chan error, 1)
 	tag, global := c.tag(channel), g.ranks[peer]
@@ -140,7 +151,7 @@ func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
 		}
 		done <- g.shared.tr.Recv(rctx, global, tag, buf)
 	}()
-	return &Posted{c, peer, func(ctx context.Context) error {
+	return &Posted{c: c, peer: peer, wait: func(ctx context.Context) error {
 		select {
 		case err := <-done:
 			cancel()
@@ -162,14 +173,14 @@ func (c *Call) PostRecvReduce(peer int, channel uint8, buf []byte, dt collective
 	if rp, ok := g.shared.tr.(collective.ReducePoster); ok {
 		r, err := rp.PostRecvReduce(g.ranks[peer], c.tag(channel), buf, dt, op)
 		if err != nil {
-			return &Posted{c, peer, func(context.Context) error { return err }}
+			return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
 		}
-		return &Posted{c, peer, r.Wait}
+		return &Posted{c: c, peer: peer, wait: r.Wait}
 	}
 	staged := make([]byte, len(buf))
 	inner := c.PostRecv(peer, channel, staged)
-	return &Posted{c, peer, func(ctx context.Context) error {
-		if err := inner.wait(ctx); err != nil {
+	return &Posted{c: c, peer: peer, wait: func(ctx context.Context) error {
+		if err := inner.finish(ctx); err != nil {
 			return err
 		}
 		collective.ReduceInto(dt, op, buf, staged)

@@ -36,17 +36,54 @@ func (Simple) Reduce(c *Call, t collective.Tensor, root int, op collective.Op) e
 	if c.Rank() != root {
 		return c.Send(root, 0, t.Data)
 	}
-	buf := c.Scratch(0, len(t.Data))
-	for r := range c.Size() {
-		if r == root {
-			continue
+	n, size := c.Size(), len(t.Data)
+	bufs := c.Scratch(0, size*(n-1))
+	var recvs []xfer
+	for r := range n {
+		if r != root {
+			recvs = append(recvs, xfer{r, bufs[len(recvs)*size : (len(recvs)+1)*size]})
 		}
-		if err := c.Recv(r, 0, buf); err != nil {
-			return err
-		}
-		collective.ReduceInto(t.DType, op, t.Data, buf)
+	}
+	if err := exchange(c, recvs, nil); err != nil {
+		return err
+	}
+	for _, x := range recvs {
+		collective.ReduceInto(t.DType, op, t.Data, x.buf)
 	}
 	return nil
+}
+
+// xfer is one message of an exchange: to or from peer, of buf.
+type xfer struct {
+	peer int
+	buf  []byte
+}
+
+// exchange posts every receive, then makes every send at once, then waits
+// for the receives: a receive posted before its message arrives lands in
+// place, never in the transport's queue of unexpected messages (a copy, and
+// for a large message an allocation), whatever the timing, so that the time
+// a point takes does not depend on which rank got going first.
+func exchange(c *Call, recvs, sends []xfer) error {
+	posted := make([]*Posted, len(recvs))
+	for i, x := range recvs {
+		posted[i] = c.PostRecv(x.peer, 0, x.buf)
+	}
+	fns := make([]func(*Call) error, len(sends))
+	for i, x := range sends {
+		fns[i] = func(c *Call) error { return c.Send(x.peer, 0, x.buf) }
+	}
+	err := c.Parallel(fns...)
+	k := 0
+	for ; err == nil && k < len(posted); k++ {
+		err = posted[k].Wait()
+	}
+	if err != nil {
+		for ; k < len(posted); k++ {
+			posted[k].Cancel()
+		}
+	}
+	return err
 }
 
 // Broadcast has root send to every rank.
@@ -68,16 +105,14 @@ func (Simple) AllGather(c *Call, out, in collective.Tensor) error {
 	n, me := c.Size(), c.Rank()
 	per := in.Count()
 	copy(out.Slice(me*per, (me+1)*per).Data, in.Data)
-	fns := make([]func(*Call) error, 0, 2*(n-1))
+	var recvs, sends []xfer
 	for r := range n {
-		if r == me {
-			continue
+		if r != me {
+			sends = append(sends, xfer{r, in.Data})
+			recvs = append(recvs, xfer{r, out.Slice(r*per, (r+1)*per).Data})
 		}
-		fns = append(fns,
-			func(c *Call) error { return c.Send(r, 0, in.Data) },
-			func(c *Call) error { return c.Recv(r, 0, out.Slice(r*per, (r+1)*per).Data) })
 	}
-	return c.Parallel(fns...)
+	return exchange(c, recvs, sends)
 }
 
 // ReduceScatter sends block j of in to rank j, which reduces what it gets.
@@ -88,29 +123,20 @@ func (Simple) ReduceScatter(c *Call, out, in collective.Tensor, op collective.Op
 	acc := collective.Tensor{DType: in.DType, Data: c.Scratch(0, len(mine.Data))}
 	copy(acc.Data, mine.Data)
 	bufs := c.Scratch(1, len(mine.Data)*(n-1))
-	fns := make([]func(*Call) error, 0, 2*(n-1))
-	k := 0
+	var recvs, sends []xfer
 	for r := range n {
-		if r == me {
-			continue
+		if r != me {
+			k := len(recvs)
+			sends = append(sends, xfer{r, in.Slice(r*per, (r+1)*per).Data})
+			recvs = append(recvs, xfer{r, bufs[k*len(mine.Data) : (k+1)*len(mine.Data)]})
 		}
-		buf := bufs[k*len(mine.Data) : (k+1)*len(mine.Data)]
-		k++
-		fns = append(fns,
-			func(c *Call) error { return c.Send(r, 0, in.Slice(r*per, (r+1)*per).Data) },
-			func(c *Call) error { return c.Recv(r, 0, buf) })
 	}
-	if err := c.Parallel(fns...); err != nil {
+	if err := exchange(c, recvs, sends); err != nil {
 		return err
 	}
 	// Reduce in rank order so every rank's result is computed alike.
-	k = 0
-	for r := range n {
-		if r == me {
-			continue
-		}
-		collective.ReduceInto(in.DType, op, acc.Data, bufs[k*len(mine.Data):(k+1)*len(mine.Data)])
-		k++
+	for _, x := range recvs {
+		collective.ReduceInto(in.DType, op, acc.Data, x.buf)
 	}
 	copy(out.Data, acc.Data)
 	return nil
@@ -123,13 +149,13 @@ func (Simple) Gather(c *Call, out, in collective.Tensor, root int) error {
 	}
 	per := in.Count()
 	copy(out.Slice(root*per, (root+1)*per).Data, in.Data)
-	var fns []func(*Call) error
+	var recvs []xfer
 	for r := range c.Size() {
 		if r != root {
-			fns = append(fns, func(c *Call) error { return c.Recv(r, 0, out.Slice(r*per, (r+1)*per).Data) })
+			recvs = append(recvs, xfer{r, out.Slice(r*per, (r+1)*per).Data})
 		}
 	}
-	return c.Parallel(fns...)
+	return exchange(c, recvs, nil)
 }
 
 // Scatter has root send each rank its block.
@@ -162,16 +188,14 @@ func (Simple) AllToAll(c *Call, out, in collective.Tensor) error {
 		in = collective.Tensor{DType: in.DType, Data: src}
 	}
 	copy(out.Slice(me*per, (me+1)*per).Data, in.Slice(me*per, (me+1)*per).Data)
-	fns := make([]func(*Call) error, 0, 2*(n-1))
+	var recvs, sends []xfer
 	for r := range n {
-		if r == me {
-			continue
+		if r != me {
+			sends = append(sends, xfer{r, in.Slice(r*per, (r+1)*per).Data})
+			recvs = append(recvs, xfer{r, out.Slice(r*per, (r+1)*per).Data})
 		}
-		fns = append(fns,
-			func(c *Call) error { return c.Send(r, 0, in.Slice(r*per, (r+1)*per).Data) },
-			func(c *Call) error { return c.Recv(r, 0, out.Slice(r*per, (r+1)*per).Data) })
 	}
-	return c.Parallel(fns...)
+	return exchange(c, recvs, sends)
 }
 
 // Barrier is a dissemination barrier: in round k each rank signals rank+2^k

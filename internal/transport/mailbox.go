@@ -194,7 +194,10 @@ func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
 				delete(m.posted, p.tag)
 			}
 			m.mu.Unlock()
-			return ctxError(ctx, start, "a message from "+m.describe)
+			// Withdrawn, the receive is complete, with this error: a
+			// later Wait (a Cancel after a failed Wait) returns it too.
+			p.Complete(ctxError(ctx, start, "a message from "+m.describe))
+			return p.err
 		}
 	}
 	m.mu.Unlock()

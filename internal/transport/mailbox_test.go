@@ -62,3 +62,32 @@ func TestMailboxOrderAndFail(t *testing.T) {
 		t.Fatalf("timeout: %v", err)
 	}
 }
+
+// A receive withdrawn by a Wait whose context ended is complete: waiting
+// again (as Cancel does after a failed Wait) returns the same error at once.
+func TestMailboxWaitAgainAfterWithdrawal(t *testing.T) {
+	m := NewMailbox("rank 1")
+	p := m.Post(7, make([]byte, 4))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	first := m.Wait(ctx, p)
+	if first == nil {
+		t.Fatal("Wait with an ended context succeeded")
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Wait(context.Background(), p) }()
+	select {
+	case err := <-done:
+		if err != first {
+			t.Errorf("second Wait = %v, want the first's %v", err, first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second Wait on a withdrawn receive hangs")
+	}
+	// The withdrawn receive does not take the next message.
+	m.Deliver(7, []byte("next"))
+	b := make([]byte, 4)
+	if err := m.Recv(context.Background(), 7, b); err != nil || string(b) != "next" {
+		t.Fatalf("next message: %q, %v", b, err)
+	}
+}

@@ -174,9 +174,19 @@ func (f *flow) tasks(c *core.Call, base int) []func(*core.Call) error {
 		return fns
 	}
 	if f.parent >= 0 {
+		// Every chunk's receive is posted now, so that each lands in
+		// place however early it comes. A chunk comes down only after
+		// this rank sent it up (when the flow goes up too), so nothing
+		// else writes its place meanwhile.
+		down := make([]*core.Posted, nk)
+		for k := range nk {
+			down[k] = c.PostRecv(f.parent, f.channel, f.rng(k))
+		}
 		fns = append(fns, func(c *core.Call) error {
-			for k := range nk {
-				if err := c.Recv(f.parent, f.channel, f.rng(k)); err != nil {
+			k := 0
+			defer func() { cancelFrom(down, k) }()
+			for ; k < nk; k++ {
+				if err := down[k].Wait(); err != nil {
 					return f.errorf("down", k, err)
 				}
 				for _, t := range toChild {
@@ -205,14 +215,24 @@ func (f *flow) tasks(c *core.Call, base int) []func(*core.Call) error {
 	return fns
 }
 
-// reduceTasks receives every child's chunks into its staging slots and
-// reduces them into buf in child order, calling ready after each chunk.
+// reduceTasks reduces every child's chunks into buf in child order,
+// calling ready after each chunk. The first child's chunks are reduced as
+// they are read (core.Call.PostRecvReduce, every receive posted at once: a
+// chunk comes up only once, and this rank sends it on only after all its
+// children's are in); the other children's wait in staging slots until the
+// first child's chunk is in, so that the order of the reduction, and with
+// it every bit of the result, is the same in every run.
 func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*core.Call) error {
 	size, nslots := min(f.chunk, len(f.buf)), min(slots, nk)
-	free := make([]chan []byte, len(f.children))
-	filled := make([]chan []byte, len(f.children))
+	first := make([]*core.Posted, nk)
+	for k := range nk {
+		first[k] = c.PostRecvReduce(f.children[0], f.channel, f.rng(k), f.dt, f.op)
+	}
+	rest := f.children[1:]
+	free := make([]chan []byte, len(rest))
+	filled := make([]chan []byte, len(rest))
 	var fns []func(*core.Call) error
-	for i, child := range f.children {
+	for i, child := range rest {
 		free[i], filled[i] = make(chan []byte, nslots), make(chan []byte, nslots)
 		for s := range nslots {
 			free[i] <- c.Scratch(base+i*slots+s, size)
@@ -233,11 +253,17 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 		})
 	}
 	fns = append(fns, func(c *core.Call) error {
-		for k := range nk {
+		k := 0
+		defer func() { cancelFrom(first, k) }()
+		for ; k < nk; k++ {
+			if err := first[k].Wait(); err != nil {
+				return f.errorf("up", k, err)
+			}
 			dst := f.rng(k)
-			for i := range f.children {
+			for i := range rest {
 				slot, ok := await(c, f, filled[i])
 				if !ok {
+					k++ // chunk k is in; withdraw the rest
 					return nil
 				}
 				collective.ReduceInto(f.dt, f.op, dst, slot)
@@ -248,4 +274,13 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 		return nil
 	})
 	return fns
+}
+
+// cancelFrom withdraws the receives from index k on, those a goroutine
+// gave up before waiting for (it failed, or the operation was cancelled):
+// the buffer must not change after the operation has returned.
+func cancelFrom(posted []*core.Posted, k int) {
+	for ; k < len(posted); k++ {
+		posted[k].Cancel()
+	}
 }

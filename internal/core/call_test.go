@@ -1,0 +1,72 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/transport"
+)
+
+// waitThenCancel's broadcast posts a receive, waits for it (it fails: the
+// peer never sends), then cancels it, as an algorithm that gives up does.
+type waitThenCancel struct{ core.Simple }
+
+func (waitThenCancel) Broadcast(c *core.Call, t collective.Tensor, root int) error {
+	reduce := c.Rank() == 1
+	var rv *core.Posted
+	if reduce {
+		rv = c.PostRecvReduce(0, 0, t.Data, t.DType, collective.Sum)
+	} else {
+		rv = c.PostRecv(1, 0, t.Data)
+	}
+	err := rv.Wait()
+	rv.Cancel()
+	rv.Cancel()
+	rv.Wait()
+	return err
+}
+
+// plain hides the transport's optional interfaces, so the engine's
+// goroutine fallbacks carry the posted receives.
+type plain struct{ collective.Transport }
+
+// A posted receive that failed can be cancelled (twice) and waited for
+// again without hanging, on transports that post and on those that do not.
+func TestPostedCancelAfterFailedWait(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wrap func(collective.Transport) collective.Transport
+	}{
+		{"poster", func(tr collective.Transport) collective.Transport { return tr }},
+		{"fallback", func(tr collective.Transport) collective.Transport { return plain{tr} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			trs := transport.NewMemWorld(2, transport.MemOptions{})
+			errs := make(chan error, 2)
+			for r := range 2 {
+				g, err := core.New("test", collective.Config{Rank: r, Size: 2, Transport: tc.wrap(trs[r]), Timeout: 100 * time.Millisecond},
+					func(*core.Group) (core.Algorithms, error) { return waitThenCancel{}, nil })
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				go func() {
+					errs <- g.Broadcast(context.Background(), collective.NewTensor(collective.Float32, 8), 0)
+				}()
+			}
+			for range 2 {
+				select {
+				case err := <-errs:
+					if err == nil {
+						t.Error("a receive nobody sent to succeeded")
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatal("Cancel after a failed Wait hangs")
+				}
+			}
+		})
+	}
+}
