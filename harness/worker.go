@@ -35,6 +35,7 @@ const (
 	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default 127.0.0.1
 	EnvCPUProfile  = "DISTBENCH_CPUPROFILE"  // write each process's CPU profile to PREFIX.rankN.pprof
 	EnvSpin        = "DISTBENCH_SPIN"        // transport busy-read budget, e.g. 50us; see transport.TCPOptions.Spin
+	EnvCPUs        = "DISTBENCH_CPUS"        // CPUs to bind this process to, e.g. "2,3"; "none" binds nothing
 )
 
 // RecordPrefix starts each line on which rank 0 writes a record to stdout.
@@ -58,6 +59,11 @@ func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) strin
 		bw.Write(b)
 		bw.WriteByte('\n')
 		return bw.Flush()
+	}
+	if cpus := getenv(EnvCPUs); cpus != "" && cpus != "none" {
+		if err := bindToCPUs(cpus); err != nil {
+			return err
+		}
 	}
 	if prefix := getenv(EnvCPUProfile); prefix != "" {
 		stop, err := startCPUProfile(fmt.Sprintf("%s.%s%s.pprof", prefix, roleName(getenv), getenv("RANK")))
