@@ -72,7 +72,13 @@ type CompareOptions struct {
 	//     estimate that one outlying round does not inflate). The first is
 	//     what the floor measures in a single-round run; the second is the
 	//     variation at the scale of minutes, from launch to launch, that
-	//     back-to-back samples cannot see.
+	//     back-to-back samples cannot see. Three round medians estimate
+	//     it poorly (two alike make it zero), so it is at least the run's
+	//     typical one (Comparison.RoundNoise): the median, over every point
+	//     measured in rounds, of this spread, the larger of the two runs'.
+	//     On the shared 2-core machine that floor was 11-21%: same-build
+	//     trials had then flagged points that were 36% and 73% slower in
+	//     every round of one run, from one launch to the next.
 	//
 	// With fewer rounds in either run (a single-round run, or a point an
 	// interrupted sweep left with fewer), the rule is the single-round one
@@ -100,6 +106,22 @@ func DefaultCompareOptions() CompareOptions {
 // the measurement that chose it.
 const DefaultNoiseFactor = 5
 
+// runRoundNoise is a run's typical spread between round medians: the median
+// over its points measured in at least MinCompareRounds rounds of
+// madSpread; 0 when it has none.
+func runRoundNoise(idx map[string]*indexed) float64 {
+	var spreads []float64
+	for _, x := range idx {
+		if x.ok != nil && len(x.ok.RoundMediansUs) >= MinCompareRounds {
+			spreads = append(spreads, madSpread(x.ok.RoundMediansUs))
+		}
+	}
+	if len(spreads) == 0 {
+		return 0
+	}
+	return median(spreads)
+}
+
 // MinCompareRounds is the fewest rounds both runs must have of a point for
 // compare to demand that a change hold across rounds (see
 // CompareOptions.NoiseFactor): the median of two round medians is their
@@ -108,7 +130,7 @@ const MinCompareRounds = 3
 
 // effectiveThreshold is the change a point must exceed to count, with the
 // round rule when byRound (see CompareOptions.NoiseFactor).
-func (o CompareOptions) effectiveThreshold(base, new *results.Record, byRound bool) float64 {
+func (o CompareOptions) effectiveThreshold(base, new *results.Record, byRound bool, roundNoise float64) float64 {
 	t := o.Threshold
 	if o.NoiseFactor <= 0 {
 		return t
@@ -117,7 +139,7 @@ func (o CompareOptions) effectiveThreshold(base, new *results.Record, byRound bo
 		return max(t, o.NoiseFactor*max(robustSpread(base.SamplesUs), robustSpread(new.SamplesUs)))
 	}
 	within := max(withinRoundSpread(base), withinRoundSpread(new))
-	between := max(madSpread(base.RoundMediansUs), madSpread(new.RoundMediansUs))
+	between := max(madSpread(base.RoundMediansUs), madSpread(new.RoundMediansUs), roundNoise)
 	return max(t, o.NoiseFactor*within, o.NoiseFactor*between)
 }
 
@@ -265,6 +287,10 @@ type Comparison struct {
 	Options         CompareOptions
 	Points          []PointComparison
 	Notes           []string // about the runs as a whole
+	// RoundNoise is the runs' typical spread between round medians, the
+	// floor of each point's between-round spread (see
+	// CompareOptions.NoiseFactor); 0 without rounds.
+	RoundNoise float64
 }
 
 // Regressions returns the points that regressed: significantly slower
@@ -341,8 +367,13 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 			keys = append(keys, k)
 		}
 	}
+	c.RoundNoise = max(runRoundNoise(bIdx), runRoundNoise(nIdx))
+	if c.RoundNoise > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("with rounds, a change must also exceed %g × %s, the runs' typical spread between round medians",
+			o.NoiseFactor, pct(c.RoundNoise)))
+	}
 	for _, k := range keys {
-		c.Points = append(c.Points, comparePoint(k, bIdx[k], nIdx[k], o))
+		c.Points = append(c.Points, comparePoint(k, bIdx[k], nIdx[k], o, c.RoundNoise))
 	}
 	slices.SortFunc(c.Points, func(a, b PointComparison) int { return comparePointOrder(&a, &b) })
 	return c, nil
@@ -425,7 +456,7 @@ func whyFailed(r *results.Record) string {
 	return "no time recorded"
 }
 
-func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
+func comparePoint(key string, b, n *indexed, o CompareOptions, roundNoise float64) PointComparison {
 	pc := PointComparison{Key: key, Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(), RoundChange: math.NaN(), BestRoundChange: math.NaN(), P: 1, Verdict: Missing}
 	var any *results.Record
 	if b != nil {
@@ -498,7 +529,7 @@ func comparePoint(key string, b, n *indexed, o CompareOptions) PointComparison {
 		pc.Notes = append(pc.Notes, w.Error())
 	}
 	significant := res.P < o.Alpha
-	pc.Threshold = o.effectiveThreshold(pc.Base, pc.New, byRound)
+	pc.Threshold = o.effectiveThreshold(pc.Base, pc.New, byRound, roundNoise)
 	// acrossRounds: the change also holds for the rounds as a whole, or
 	// there are too few rounds to ask.
 	acrossRounds := func(sign float64) bool {
