@@ -144,10 +144,7 @@ func (d *deadlineReader) spinRead(b []byte) (int, error) {
 					d.end.parked.Store(true)
 					return false // park until readable
 				}
-				if i%spinPollEvery == 0 {
-					d.spinners.wakeParked()
-				}
-				yield(i)
+				d.spinners.spun(i)
 				continue
 			}
 			return true
@@ -196,10 +193,7 @@ func (p *peer) writeSpin(bufs [][]byte, deadline time.Time) (n int64, err error)
 						p.wend.parked.Store(true)
 						return false // park until writable
 					}
-					if i%spinPollEvery == 0 {
-						t.spinners.wakeParked()
-					}
-					yield(i)
+					t.spinners.spun(i)
 					continue
 				}
 				werr = &net.OpError{Op: "write", Net: "tcp", Source: p.conn.LocalAddr(), Addr: p.conn.RemoteAddr(), Err: os.NewSyscallError("writev", err)}
@@ -215,6 +209,15 @@ func (p *peer) writeSpin(bufs [][]byte, deadline time.Time) (n int64, err error)
 		}
 		return n, werr
 	}
+}
+
+// spun is what a spinner does after its i-th fruitless poll: every
+// spinPollEvery polls it looks at the parked sockets, and it yields.
+func (s *spinners) spun(i int) {
+	if i%spinPollEvery == 0 {
+		s.wakeParked()
+	}
+	yield(i)
 }
 
 // yield gives way between a spinner's polls: to the process's other
