@@ -73,6 +73,15 @@ func (t *TCP) setupSpin(p *peer, dr *deadlineReader) {
 	t.spinners.add(p.wend)
 }
 
+// retire takes an end whose socket is closing out of the spinners' looks:
+// its descriptor may soon name another file.
+func (e *spinEnd) retire() {
+	if e != nil {
+		e.parked.Store(false)
+		e.kicked.Store(true) // never kicked again
+	}
+}
+
 func (s *spinners) add(e *spinEnd) {
 	s.mu.Lock()
 	s.ends = append(s.ends, e)

@@ -19,6 +19,8 @@ type spinEnd struct{ kicked atomic.Bool }
 
 func (t *TCP) setupSpin(p *peer, dr *deadlineReader) {}
 
+func (e *spinEnd) retire() {}
+
 func (e *spinEnd) wasKicked(err error) bool {
 	return e != nil && errors.Is(err, os.ErrDeadlineExceeded) && e.kicked.Swap(false)
 }

@@ -830,6 +830,8 @@ func (t *TCP) readLoop(p *peer) {
 		t.o.Logf("transport: rank %d: lost %s: %v", t.o.Rank, p.describe(), perr)
 		p.after(func() { p.box.Fail(perr) })
 	}
+	p.dr.end.retire()
+	p.wend.retire()
 	p.conn.Close()
 	if p.delay != nil {
 		close(p.delay)
