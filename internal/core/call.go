@@ -86,6 +86,16 @@ func (p *Posted) Wait() error {
 	return nil
 }
 
+// CancelAll withdraws every receive of posted that has not completed, for
+// an algorithm that gives up (it failed, or its operation was cancelled):
+// the buffers must not change after the operation has returned. Receives
+// already waited for keep their result.
+func CancelAll(posted []*Posted) {
+	for _, p := range posted {
+		p.Cancel()
+	}
+}
+
 // postKey names the message stream a posted receive takes from.
 type postKey struct {
 	peer int

@@ -74,14 +74,11 @@ func exchange(c *Call, recvs, sends []xfer) error {
 		fns[i] = func(c *Call) error { return c.Send(x.peer, 0, x.buf) }
 	}
 	err := c.Parallel(fns...)
-	k := 0
-	for ; err == nil && k < len(posted); k++ {
+	for k := 0; err == nil && k < len(posted); k++ {
 		err = posted[k].Wait()
 	}
 	if err != nil {
-		for ; k < len(posted); k++ {
-			posted[k].Cancel()
-		}
+		CancelAll(posted)
 	}
 	return err
 }

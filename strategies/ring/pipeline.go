@@ -99,11 +99,7 @@ func (p *pass) run(c *core.Call) error {
 		return await(len(posted) - 1)
 	}()
 	if err != nil {
-		// Withdraw what is still posted: buf must not change after the
-		// operation has returned.
-		for _, rv := range posted[arrived:] {
-			rv.Cancel()
-		}
+		core.CancelAll(posted) // buf must not change after the operation returns
 	}
 	return err
 }
@@ -125,14 +121,12 @@ func chain(c *core.Call, prev, next int, pieces [][]byte, reduce bool, dt collec
 			}
 		}
 	}
-	arrived := 0
 	err := func() error {
 		for k, b := range pieces {
 			if prev >= 0 {
 				if err := posted[k].Wait(); err != nil {
 					return err
 				}
-				arrived++
 			}
 			if next >= 0 {
 				if err := c.Send(next, 0, b); err != nil {
@@ -143,9 +137,7 @@ func chain(c *core.Call, prev, next int, pieces [][]byte, reduce bool, dt collec
 		return nil
 	}()
 	if err != nil {
-		for _, rv := range posted[arrived:] {
-			rv.Cancel()
-		}
+		core.CancelAll(posted)
 	}
 	return err
 }

@@ -183,9 +183,8 @@ func (f *flow) tasks(c *core.Call, base int) []func(*core.Call) error {
 			down[k] = c.PostRecv(f.parent, f.channel, f.rng(k))
 		}
 		fns = append(fns, func(c *core.Call) error {
-			k := 0
-			defer func() { cancelFrom(down, k) }()
-			for ; k < nk; k++ {
+			defer core.CancelAll(down) // none left after a normal end
+			for k := range nk {
 				if err := down[k].Wait(); err != nil {
 					return f.errorf("down", k, err)
 				}
@@ -253,9 +252,8 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 		})
 	}
 	fns = append(fns, func(c *core.Call) error {
-		k := 0
-		defer func() { cancelFrom(first, k) }()
-		for ; k < nk; k++ {
+		defer core.CancelAll(first) // none left after a normal end
+		for k := range nk {
 			if err := first[k].Wait(); err != nil {
 				return f.errorf("up", k, err)
 			}
@@ -263,7 +261,6 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 			for i := range rest {
 				slot, ok := await(c, f, filled[i])
 				if !ok {
-					k++ // chunk k is in; withdraw the rest
 					return nil
 				}
 				collective.ReduceInto(f.dt, f.op, dst, slot)
@@ -274,13 +271,4 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 		return nil
 	})
 	return fns
-}
-
-// cancelFrom withdraws the receives from index k on, those a goroutine
-// gave up before waiting for (it failed, or the operation was cancelled):
-// the buffer must not change after the operation has returned.
-func cancelFrom(posted []*core.Posted, k int) {
-	for ; k < len(posted); k++ {
-		posted[k].Cancel()
-	}
 }
