@@ -140,7 +140,10 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	if os.Getenv("GOMAXPROCS") == "" {
 		base = append(base, "GOMAXPROCS="+strconv.Itoa(maxprocs))
 	}
-	if os.Getenv(EnvSpin) == "" && spinFor > 0 {
+	switch {
+	case os.Getenv(EnvSpin) != "":
+		spinFor = spin(os.Getenv) // the user's choice, which binding follows
+	case spinFor > 0:
 		base = append(base, EnvSpin+"="+spinFor.String())
 	}
 	// Spinning processes are bound to CPUs of their own, as mpirun binds
