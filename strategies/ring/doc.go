@@ -4,10 +4,15 @@
 // Allreduce is a reduce-scatter followed by an all-gather, 2(n−1) steps in
 // which every rank sends 1/n of the buffer to its right neighbour and
 // receives 1/n from its left, so each rank moves 2(n−1)/n of the buffer,
-// the lower bound. Each segment is cut into chunks ("chunk" option, default
-// 1 MiB) that flow through the ring independently: a rank forwards chunk c of
-// step g as soon as it has reduced chunk c of step g−1, so sending,
-// receiving and reducing overlap instead of alternating.
+// the lower bound. Each segment is cut into chunks ("chunk" option) that
+// flow through the ring independently: a rank forwards chunk c of step g as
+// soon as it has reduced chunk c of step g−1, so sending, receiving and
+// reducing overlap instead of alternating.
+//
+// Small allreduces pass whole buffers instead, as Gloo's allreduce_ring does:
+// n−1 steps, after which every rank holds every rank's buffer and reduces
+// them itself, in rank order, so that all end with the same bits. Half the
+// steps, each a round of wake-ups, for bytes that cost little.
 //
 // Broadcast is a pipelined chain from the root, reduce a pipelined chain into
 // it; all-gather and reduce-scatter are the two halves of the allreduce ring.
@@ -15,5 +20,8 @@
 //
 // Options:
 //
-//	chunk   pipeline chunk size (e.g. 256KiB, 1MiB); default 1MiB
+//	algo    allreduce algorithm: rsag (segmented), whole (whole buffers), or
+//	        auto (default): whole up to 32 KiB at np ≤ 4 and 16 KiB above
+//	chunk   pipeline chunk size (e.g. 256KiB, 1MiB); default a quarter of a
+//	        segment, from 64 KiB to 1 MiB
 package ring

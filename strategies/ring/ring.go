@@ -27,18 +27,44 @@ const MinAutoChunk = 64 << 10
 func init() {
 	collective.Register(Name, core.Strategy[options]{
 		Name:       Name,
-		Summary:    "ring allreduce (reduce-scatter + all-gather), chunked and pipelined; chain broadcast and reduce",
+		Summary:    "ring allreduce (reduce-scatter + all-gather, chunked and pipelined; whole buffers when small); chain broadcast and reduce",
 		Options:    parseOptions,
-		Algorithms: func(o options) core.Algorithms { return &algorithms{chunk: o.chunk} },
+		Algorithms: func(o options) core.Algorithms { return &algorithms{algo: o.algo, chunk: o.chunk} },
 	})
 }
 
-type options struct{ chunk int } // 0: automatic
+// algo selects the allreduce algorithm.
+type algo uint8
+
+const (
+	algoAuto  algo = iota // whole up to autoMaxWhole, rsag above
+	algoRSAG              // segmented: reduce-scatter + all-gather, pipelined
+	algoWhole             // whole buffers around the ring, reduced by every rank
+)
+
+var algoNames = [...]string{algoAuto: "auto", algoRSAG: "rsag", algoWhole: "whole"}
+
+func (a algo) String() string { return algoNames[a] }
+
+type options struct {
+	algo  algo
+	chunk int // 0: automatic
+}
 
 func parseOptions(opts map[string]string) (options, error) {
 	var o options
 	for k, v := range opts {
 		switch k {
+		case "algo":
+			found := false
+			for a, name := range algoNames {
+				if v == name {
+					o.algo, found = algo(a), true
+				}
+			}
+			if !found {
+				return o, fmt.Errorf("option algo=%q unknown (accepted: auto, rsag, whole)", v)
+			}
 		case "chunk":
 			n, err := core.ParseChunk(v)
 			if err != nil {
@@ -46,7 +72,7 @@ func parseOptions(opts map[string]string) (options, error) {
 			}
 			o.chunk = n
 		default:
-			return o, fmt.Errorf("unknown option %q (accepted: chunk)", k)
+			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk)", k)
 		}
 	}
 	return o, nil
@@ -55,6 +81,7 @@ func parseOptions(opts map[string]string) (options, error) {
 // algorithms are the ring's collectives for one group.
 type algorithms struct {
 	core.Simple
+	algo  algo
 	chunk int
 }
 

@@ -1,6 +1,9 @@
 package ring_test
 
 import (
+	"bytes"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/distbench/distbench/collective"
@@ -29,6 +32,69 @@ func TestConformance(t *testing.T) {
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
 		return memWorld(t, n, map[string]string{"chunk": "4KiB"})
 	})
+}
+
+// Both allreduce algorithms pass the whole suite, not only the sizes auto
+// gives each: the whole-buffer ring at a million elements, the segmented
+// pass at one.
+func TestConformanceAlgorithms(t *testing.T) {
+	for _, algo := range []string{"whole", "rsag"} {
+		t.Run(algo, func(t *testing.T) {
+			collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+				return memWorld(t, n, map[string]string{"algo": algo, "chunk": "4KiB"})
+			}, collectivetest.Options{Short: true})
+		})
+	}
+}
+
+// Every rank ends an allreduce with the same bits, whichever algorithm runs:
+// even where the operator is not commutative bit for bit (max of +0 and −0
+// keeps whichever it saw first) or not associative (a float sum, whose
+// result depends on the order it adds in).
+func TestSameBits(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	inputs := map[collective.Op]func(r, i int, rng *rand.Rand) float32{
+		collective.Max: func(r, i int, _ *rand.Rand) float32 {
+			if (r+i)%2 == 1 {
+				return negZero
+			}
+			return 0
+		},
+		collective.Sum: func(_, _ int, rng *rand.Rand) float32 {
+			return float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(8))))
+		},
+	}
+	for _, algo := range []string{"whole", "rsag"} {
+		for op, input := range inputs {
+			for _, n := range []int{2, 3, 4, 5, 7} {
+				comms := memWorld(t, n, map[string]string{"algo": algo, "chunk": "64B"})
+				ts := make([]collective.Tensor, n)
+				errs := make(chan error, n)
+				for r, c := range comms {
+					rng := rand.New(rand.NewPCG(uint64(r), 1))
+					x := make([]float32, 100)
+					for i := range x {
+						x[i] = input(r, i, rng)
+					}
+					ts[r] = collective.FromFloat32(x)
+					go func() { errs <- c.AllReduce(t.Context(), ts[r], op) }()
+				}
+				for range n {
+					if err := <-errs; err != nil {
+						t.Fatal(err)
+					}
+				}
+				for r := 1; r < n; r++ {
+					if !bytes.Equal(ts[r].Data, ts[0].Data) {
+						t.Errorf("algo=%s op=%s np=%d: rank %d's result differs from rank 0's in its bits", algo, op, n, r)
+					}
+				}
+				for _, c := range comms {
+					c.Close()
+				}
+			}
+		}
+	}
 }
 
 // plainTransport hides the transport's optional interfaces (Poster,
@@ -64,7 +130,10 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"chunk": "256KiB"}, true},
 		{map[string]string{"chunk": "8"}, false},
 		{map[string]string{"chunk": "lots"}, false},
+		{map[string]string{"algo": "whole"}, true},
+		{map[string]string{"algo": "rsag", "chunk": "1MiB"}, true},
 		{map[string]string{"algo": "dbtree"}, false},
+		{map[string]string{"window": "2"}, false},
 	} {
 		_, err := collective.New(t.Context(), "ring", collective.Config{Rank: 0, Size: 1, Options: tc.opts})
 		if (err == nil) != tc.ok {

@@ -15,8 +15,8 @@ var update = flag.Bool("update", false, "rewrite the golden schedules in testdat
 
 // TestScheduleAllReduce runs the ring allreduce over a recording transport
 // and compares the messages it sends, step by step, with
-// testdata/allreduce-np4.txt, so that a change to the algorithm shows as a
-// readable diff. Regenerate with
+// testdata/allreduce-<algo>-np4.txt, so that a change to an algorithm shows
+// as a readable diff. Regenerate with
 //
 //	go test ./strategies/ring/ -run Schedule -update
 //
@@ -26,33 +26,39 @@ var update = flag.Bool("update", false, "rewrite the golden schedules in testdat
 // tell from a message's bytes which elements it carries: x[a:b].
 func TestScheduleAllReduce(t *testing.T) {
 	const n, count = 4, 8
-	synctest.Test(t, func(t *testing.T) {
-		w := collectivetest.NewScheduleWorld(n)
-		comms := make([]collective.Comm, n)
-		tensors := make([]collective.Tensor, n)
-		for r := range n {
-			c, err := collective.New(t.Context(), "ring", collective.Config{Rank: r, Size: n, Transport: w.Transport(r)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			comms[r] = c
-			tensors[r] = collective.NewTensor(collective.Float32, count)
-			x := tensors[r].Float32s()
-			for i := range x {
-				x[i] = float32(i + 1)
-			}
-		}
-		w.Run(t, comms, func(r int, c collective.Comm) error {
-			return c.AllReduce(t.Context(), tensors[r], collective.Max)
-		})
-		for r := range comms {
-			for i, v := range tensors[r].Float32s() {
-				if v != float32(i+1) {
-					t.Fatalf("rank %d: element %d is %v, want %d", r, i, v, i+1)
+	for _, algo := range []string{"rsag", "whole"} {
+		t.Run(algo, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := collectivetest.NewScheduleWorld(n)
+				comms := make([]collective.Comm, n)
+				tensors := make([]collective.Tensor, n)
+				for r := range n {
+					c, err := collective.New(t.Context(), "ring", collective.Config{
+						Rank: r, Size: n, Transport: w.Transport(r), Options: map[string]string{"algo": algo},
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					comms[r] = c
+					tensors[r] = collective.NewTensor(collective.Float32, count)
+					x := tensors[r].Float32s()
+					for i := range x {
+						x[i] = float32(i + 1)
+					}
 				}
-			}
-		}
-		got := fmt.Sprintf("# ring allreduce (max), np=%d, %d float32 elements (%d B), default chunk\n", n, count, 4*count) + w.Format()
-		collectivetest.Golden(t, filepath.Join("testdata", "allreduce-np4.txt"), got, *update)
-	})
+				w.Run(t, comms, func(r int, c collective.Comm) error {
+					return c.AllReduce(t.Context(), tensors[r], collective.Max)
+				})
+				for r := range comms {
+					for i, v := range tensors[r].Float32s() {
+						if v != float32(i+1) {
+							t.Fatalf("rank %d: element %d is %v, want %d", r, i, v, i+1)
+						}
+					}
+				}
+				got := fmt.Sprintf("# ring allreduce (max), algo=%s, np=%d, %d float32 elements (%d B), default chunk\n", algo, n, count, 4*count) + w.Format()
+				collectivetest.Golden(t, filepath.Join("testdata", "allreduce-"+algo+"-np4.txt"), got, *update)
+			})
+		})
+	}
 }
