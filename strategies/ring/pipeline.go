@@ -1,6 +1,8 @@
 package ring
 
 import (
+	"fmt"
+
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
 )
@@ -87,16 +89,19 @@ func (p *pass) run(c *core.Call) error {
 			for ch := range p.chunks(s) {
 				if g > 0 {
 					if err := await(start[g-1] + ch); err != nil {
-						return err
+						return fmt.Errorf("step %d of %d: %w", g, p.steps, err)
 					}
 				}
 				lo, hi := p.chunkRange(s, ch)
 				if err := c.Send(right, 0, p.buf[lo:hi]); err != nil {
-					return err
+					return fmt.Errorf("step %d of %d: %w", g+1, p.steps, err)
 				}
 			}
 		}
-		return await(len(posted) - 1)
+		if err := await(len(posted) - 1); err != nil {
+			return fmt.Errorf("step %d of %d: %w", p.steps, p.steps, err)
+		}
+		return nil
 	}()
 	if err != nil {
 		core.CancelAll(posted) // buf must not change after the operation returns

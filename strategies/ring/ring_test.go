@@ -2,9 +2,12 @@ package ring_test
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
@@ -94,6 +97,54 @@ func TestSameBits(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A rank that never joins an allreduce makes the others fail by their
+// deadline with an error that names the operation, the step they were at
+// and the rank they were waiting for, whichever algorithm runs. In a ring
+// every rank waits on its left neighbour, so whichever times out first names
+// its own neighbour, not necessarily the absent rank; the others report the
+// abort it relayed.
+func TestErrorsSayWhere(t *testing.T) {
+	for _, tc := range []struct{ algo, want string }{
+		{"whole", "whole step "},
+		{"rsag", "step "},
+	} {
+		t.Run(tc.algo, func(t *testing.T) {
+			const n, absent = 4, 3
+			trs := transport.NewMemWorld(n, transport.MemOptions{})
+			errs := make(chan error, n-1)
+			for r := range n - 1 {
+				c, err := collective.New(t.Context(), "ring", collective.Config{
+					Rank: r, Size: n, Transport: trs[r], Timeout: 200 * time.Millisecond,
+					Options: map[string]string{"algo": tc.algo},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				go func() {
+					errs <- c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, 1000), collective.Sum)
+				}()
+			}
+			defer trs[absent].Close()
+			for range n - 1 {
+				err := <-errs
+				if err == nil {
+					t.Fatal("an allreduce with an absent rank succeeded")
+				}
+				var oe *collective.OpError
+				if !errors.As(err, &oe) || oe.Strategy != "ring" {
+					t.Errorf("%v: not an OpError of ring", err)
+				}
+				for _, want := range []string{"allreduce #0: " + tc.want, "waiting for a message from rank "} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("%v: does not say %q", err, want)
+					}
+				}
+			}
+		})
 	}
 }
 

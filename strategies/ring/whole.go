@@ -1,6 +1,8 @@
 package ring
 
 import (
+	"fmt"
+
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
 )
@@ -43,14 +45,17 @@ func (a *algorithms) whole(c *core.Call, t collective.Tensor, op collective.Op) 
 		for g := range n - 1 {
 			if g > 0 {
 				if err := posted[g-1].Wait(); err != nil {
-					return err
+					return fmt.Errorf("whole step %d of %d: %w", g, n-1, err)
 				}
 			}
 			if err := c.Send(right, 0, slot(core.Mod(r-g, n))); err != nil {
-				return err
+				return fmt.Errorf("whole step %d of %d: %w", g+1, n-1, err)
 			}
 		}
-		return posted[n-2].Wait()
+		if err := posted[n-2].Wait(); err != nil {
+			return fmt.Errorf("whole step %d of %d: %w", n-1, n-1, err)
+		}
+		return nil
 	}()
 	if err != nil {
 		core.CancelAll(posted)
