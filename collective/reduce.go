@@ -16,6 +16,15 @@ func ReduceInto(dt DType, op Op, dst, src []byte) {
 	if op == Avg {
 		op = Sum
 	}
+	if reduceSIMD(dt, op, dst, src) {
+		return
+	}
+	reduceGeneric(dt, op, dst, src)
+}
+
+// reduceGeneric is ReduceInto in plain Go: the path on machines without the
+// vector kernels, and the reference they are tested against bit for bit.
+func reduceGeneric(dt DType, op Op, dst, src []byte) {
 	switch dt {
 	case Float32:
 		reduceNative(op, view[float32](dst), view[float32](src))

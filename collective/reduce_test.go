@@ -94,14 +94,46 @@ func TestHalfRoundTrip(t *testing.T) {
 	}
 }
 
+// BenchmarkReduceInto runs each reduction through the Go loops ("generic")
+// and through ReduceInto ("avx2" where it has a kernel) side by side: 64KiB is
+// the TCP transport's chunk, in cache; 16MiB streams from memory.
 func BenchmarkReduceInto(b *testing.B) {
-	for _, dt := range []DType{Float32, BFloat16, Float16} {
-		for _, size := range []int{1 << 20, 16 << 20} {
-			b.Run(fmt.Sprintf("%s/sum/%dMiB", dt, size>>20), func(b *testing.B) {
-				x, y := NewTensor(Uint8, size), NewTensor(Uint8, size)
+	const KiB, MiB = 1 << 10, 1 << 20
+	cases := []struct {
+		dt    DType
+		op    Op
+		sizes []int
+	}{
+		{Float32, Sum, []int{64 * KiB, MiB, 16 * MiB}},
+		{Float64, Sum, []int{64 * KiB, MiB, 16 * MiB}},
+		{BFloat16, Sum, []int{64 * KiB, MiB, 16 * MiB}},
+		{Float16, Sum, []int{64 * KiB, MiB, 16 * MiB}},
+		{Float32, Max, []int{MiB}},
+		{Float32, Prod, []int{MiB}},
+		{Float64, Max, []int{MiB}},
+		{Float16, Max, []int{MiB}},
+		{Int32, Sum, []int{MiB}},
+	}
+	for _, c := range cases {
+		for _, size := range c.sizes {
+			name := fmt.Sprintf("%s/%s/%dKiB", c.dt, c.op, size/KiB)
+			if size >= MiB {
+				name = fmt.Sprintf("%s/%s/%dMiB", c.dt, c.op, size/MiB)
+			}
+			x, y := NewTensor(Uint8, size), NewTensor(Uint8, size)
+			b.Run(name+"/generic", func(b *testing.B) {
 				b.SetBytes(int64(size))
 				for b.Loop() {
-					ReduceInto(dt, Sum, x.Data, y.Data)
+					reduceGeneric(c.dt, c.op, x.Data, y.Data)
+				}
+			})
+			if !hasKernel(c.dt, c.op) {
+				continue
+			}
+			b.Run(name+"/"+kernelName, func(b *testing.B) {
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					ReduceInto(c.dt, c.op, x.Data, y.Data)
 				}
 			})
 		}

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package collective
+
+// Without vector kernels every reduction runs the Go loops in reduce.go.
+
+const kernelName = "none"
+
+func hasKernel(DType, Op) bool { return false }
+
+func reduceSIMD(DType, Op, []byte, []byte) bool { return false }
