@@ -18,6 +18,10 @@ var (
 	ErrInvalid = errors.New("invalid argument")
 	// ErrMismatch marks ranks that disagree about an operation (sizes, types).
 	ErrMismatch = errors.New("ranks disagree")
+	// ErrAborted marks a failure relayed from another rank, which aborted
+	// the job; the *PeerError around it names that rank, and the text
+	// after "aborted: " is its own error.
+	ErrAborted = errors.New("aborted")
 )
 
 // PeerError names the peer an operation failed on.
@@ -55,6 +59,12 @@ func (e *OpError) Unwrap() error { return e.Err }
 type TimeoutError struct {
 	After   time.Duration // how long it waited, when known
 	Waiting string        // what it was waiting for ("a message from rank 2 (10.0.0.3:4123)")
+	// Cause, when known, says why what it waited for did not come: the
+	// chain of waits that a diagnosis followed to a rank that waits for
+	// nothing or does not answer ("rank 2 waits for rank 0, which waits
+	// for rank 3; rank 3 (10.0.0.4:4100) did not answer within 1s").
+	// See Diagnoser.
+	Cause string
 }
 
 func (e *TimeoutError) Error() string {
@@ -64,6 +74,9 @@ func (e *TimeoutError) Error() string {
 	}
 	if e.Waiting != "" {
 		s += " waiting for " + e.Waiting
+	}
+	if e.Cause != "" {
+		s += "; " + e.Cause
 	}
 	return s
 }

@@ -47,7 +47,7 @@ func (c *Call) tag(channel uint8) uint64 {
 func (c *Call) Send(peer int, channel uint8, data []byte) error {
 	g := c.g
 	if err := g.shared.tr.Send(c.ctx, g.ranks[peer], c.tag(channel), data); err != nil {
-		return g.peerErr(peer, fmt.Errorf("send: %w", err))
+		return g.peerErr(peer, fmt.Errorf("send: %w", c.explain(peer, err)))
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func (c *Call) Send(peer int, channel uint8, data []byte) error {
 func (c *Call) Recv(peer int, channel uint8, buf []byte) error {
 	g := c.g
 	if err := g.shared.tr.Recv(c.ctx, g.ranks[peer], c.tag(channel), buf); err != nil {
-		return g.peerErr(peer, fmt.Errorf("recv: %w", err))
+		return g.peerErr(peer, fmt.Errorf("recv: %w", c.explain(peer, err)))
 	}
 	return nil
 }
@@ -81,7 +81,7 @@ func (p *Posted) finish(ctx context.Context) error {
 // Wait completes the receive; its error names the peer.
 func (p *Posted) Wait() error {
 	if err := p.finish(p.c.ctx); err != nil {
-		return p.c.g.peerErr(p.peer, fmt.Errorf("recv: %w", err))
+		return p.c.g.peerErr(p.peer, fmt.Errorf("recv: %w", p.c.explain(p.peer, err)))
 	}
 	return nil
 }

@@ -83,6 +83,12 @@ type Group struct {
 	// posted per stream, which the next must wait for (see Call.PostRecv).
 	postMu   sync.Mutex
 	lastPost map[postKey]chan struct{}
+
+	// The diagnoses of operation diagSeq's timeouts, by global peer rank
+	// (see Call.explain).
+	diagMu  sync.Mutex
+	diagSeq uint64
+	diags   map[int]*diagnosis
 }
 
 var _ collective.Comm = (*Group)(nil)

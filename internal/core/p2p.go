@@ -60,6 +60,7 @@ func (g *Group) p2p(ctx context.Context, op string, queues map[int]*serial, peer
 		defer cancel()
 		err := do(cctx, g.ranks[peer], g.p2pTag(tag), t.Data)
 		if err != nil {
+			err = g.explainP2P(cctx, g.ranks[peer], err)
 			err = g.opErr(fmt.Sprintf("%s (tag %d)", op, tag), seq, g.peerErr(peer, err))
 			g.shared.fail(err)
 		}

@@ -45,6 +45,23 @@
 // peer's later receives from this rank fail at once with [ErrPeerClosed],
 // without any error being logged.
 //
+// A stalled peer (alive, but stuck in compute, deadlocked, or stopped) is
+// harder: every rank then times out at about the same time, each on its own
+// neighbour. So both transports implement collective.Diagnoser: a rank
+// that timed out asks the peer it waited for what that peer is blocked in,
+// then the rank it names, and so on, until a rank blocked in nothing, one
+// that does not answer, or a cycle. A rank's answer (its wait state) lists
+// the receives its goroutines are blocked in, one per peer, the one that
+// timed out first (a rank keeps reporting that one, so that it is not
+// mistaken for a rank waiting for nothing while the others diagnose), and
+// over TCP the sends in progress. A posted receive that nobody waits for
+// yet does not count. Over TCP a wait query is a frame like any other; the
+// connection's reader answers it from the mailboxes at once, even while its
+// rank is busy, and a goroutine per connection writes the reply, so that
+// the reader never waits for the write lock. The message path pays for this
+// with a clock reading it makes anyway and a few atomic stores, no lock nor
+// allocation.
+//
 // # Link shaping
 //
 // TCPOptions.Link makes loopback (or a fast network) behave like a slower

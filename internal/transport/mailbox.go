@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/wire"
 )
 
 // Mailbox matches the messages from one source rank to posted receives.
@@ -17,6 +19,20 @@ type Mailbox struct {
 	unexpected map[uint64][][]byte
 	err        error // once set, receives with nothing queued fail with it
 	describe   string
+
+	// For wait queries (see blockedOn). stall is the receive whose Wait
+	// last reached its deadline (since 0: none); guarded by mu. filling is
+	// the receive a reader claimed last, which it may still be filling:
+	// Claim sets it, the reader clears it once done (atomically, so that
+	// the message path takes no lock for it).
+	stall   stall
+	filling atomic.Pointer[Pending]
+}
+
+// stall is a receive that timed out.
+type stall struct {
+	tag   uint64
+	since int64 // mono time it began to block
 }
 
 // NewMailbox returns an empty mailbox; describe names the source in timeout
@@ -37,6 +53,14 @@ type Pending struct {
 	reduces bool // Buf = Buf op message, instead of Buf = message
 	dt      collective.DType
 	op      collective.Op
+	// blocked is the stamp of the time a Wait began to block on the
+	// receive, 0 before: what a wait query reports. It is set on Wait's
+	// slow path only, from the clock reading that path makes anyway, so a
+	// receive whose message is already there costs nothing more; atomic
+	// because a query reads it under the mailbox lock, which Wait does not
+	// hold; 32 bits so that it fits in the padding after op, and Pending
+	// stays in its 64-byte size class.
+	blocked atomic.Uint32
 	done    chan struct{}
 	err     error
 }
@@ -78,8 +102,13 @@ func (m *Mailbox) Claim(tag uint64, size int) *Pending {
 	}
 	p := q[0]
 	m.popPosted(tag)
+	m.filling.Store(p)
 	return p
 }
+
+// Filled tells the mailbox that the reader has completed p, which Claim
+// returned: a wait query no longer reports it.
+func (m *Mailbox) Filled(p *Pending) { m.filling.CompareAndSwap(p, nil) }
 
 // MismatchFor is the error a claimed receive completes with when the
 // message's size differs from its buffer's.
@@ -180,6 +209,7 @@ func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
 	default:
 	}
 	start := time.Now()
+	p.blocked.Store(stamp(start))
 	select {
 	case <-p.done:
 		return p.err
@@ -192,6 +222,14 @@ func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
 			m.posted[p.tag] = append(q[:i:i], q[i+1:]...)
 			if len(m.posted[p.tag]) == 0 {
 				delete(m.posted, p.tag)
+			}
+			if ctx.Err() == context.DeadlineExceeded {
+				// The rank fails because of this receive, and keeps
+				// saying it waits for it while other ranks, which
+				// time out about now too, follow their chains of
+				// waits through it: withdrawn, it would look like a
+				// rank that waits for nothing, and be blamed.
+				m.stall = stall{tag: p.tag, since: unstamp(p.blocked.Load())}
 			}
 			m.mu.Unlock()
 			// Withdrawn, the receive is complete, with this error: a
@@ -229,6 +267,41 @@ func (m *Mailbox) Err() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.err
+}
+
+// blockedOn is this mailbox's part of the rank's wait state, a receive from
+// peer: the one that timed out, if one did; else the one a Wait has blocked
+// on the longest, posted or being filled; else none (kind 0). A receive
+// that is posted but not waited for does not count: the rank is not
+// blocked on it (it may be computing, or waiting elsewhere), and following
+// it could lead a diagnosis to a peer that simply has not reached that
+// message yet, or round a false cycle.
+func (m *Mailbox) blockedOn(peer int) (b blockedOn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stall.since != 0 {
+		return blockedOn{kind: wire.WaitRecv, timedOut: true, peer: peer, tag: m.stall.tag, since: m.stall.since}
+	}
+	consider := func(p *Pending) {
+		if s := p.blocked.Load(); s != 0 {
+			if since := unstamp(s); b.since == 0 || since < b.since {
+				b = blockedOn{kind: wire.WaitRecv, peer: peer, tag: p.tag, since: since}
+			}
+		}
+	}
+	for _, q := range m.posted {
+		for _, p := range q {
+			consider(p)
+		}
+	}
+	if p := m.filling.Load(); p != nil {
+		select {
+		case <-p.done:
+		default:
+			consider(p)
+		}
+	}
+	return b
 }
 
 // ctxError turns a finished context into the error an operation reports:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/wire"
 )
 
 // A receive whose context ends while a reader is filling its buffer waits
@@ -89,5 +90,95 @@ func TestMailboxWaitAgainAfterWithdrawal(t *testing.T) {
 	b := make([]byte, 4)
 	if err := m.Recv(context.Background(), 7, b); err != nil || string(b) != "next" {
 		t.Fatalf("next message: %q, %v", b, err)
+	}
+}
+
+// What a mailbox says its rank is blocked on: a receive a Wait blocks on,
+// posted or being filled; not one merely posted, nor one completed; and a
+// receive that timed out, for good, but not one cancelled.
+func TestMailboxBlockedOn(t *testing.T) {
+	// waitOn starts a Wait on p and returns once it blocks, and a
+	// function that ends it and returns its error.
+	waitOn := func(m *Mailbox, p *Pending, ctx context.Context) func() error {
+		done := make(chan error, 1)
+		go func() { done <- m.Wait(ctx, p) }()
+		for p.blocked.Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		return func() error { return <-done }
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, m *Mailbox) (wantTag uint64, timedOut bool)
+	}{
+		{"nothing posted", func(t *testing.T, m *Mailbox) (uint64, bool) { return 0, false }},
+		{"posted, not waited for", func(t *testing.T, m *Mailbox) (uint64, bool) {
+			m.Post(7, make([]byte, 1))
+			return 0, false
+		}},
+		{"waited for", func(t *testing.T, m *Mailbox) (uint64, bool) {
+			m.Post(7, make([]byte, 1))
+			p := m.Post(8, make([]byte, 1))
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			waitOn(m, p, ctx)
+			return 8, false
+		}},
+		{"being filled", func(t *testing.T, m *Mailbox) (uint64, bool) {
+			p := m.Post(7, make([]byte, 1))
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			end := waitOn(m, p, ctx)
+			if m.Claim(7, 1) != p {
+				t.Fatal("Claim did not return the posted receive")
+			}
+			t.Cleanup(func() { p.Complete(nil); m.Filled(p); end() })
+			return 7, false
+		}},
+		{"completed", func(t *testing.T, m *Mailbox) (uint64, bool) {
+			p := m.Post(7, make([]byte, 1))
+			end := waitOn(m, p, context.Background())
+			m.Deliver(7, []byte("x"))
+			if err := end(); err != nil {
+				t.Fatal(err)
+			}
+			return 0, false
+		}},
+		{"cancelled", func(t *testing.T, m *Mailbox) (uint64, bool) {
+			ctx, cancel := context.WithCancel(context.Background())
+			end := waitOn(m, m.Post(7, make([]byte, 1)), ctx)
+			cancel()
+			end()
+			return 0, false
+		}},
+		{"timed out", func(t *testing.T, m *Mailbox) (uint64, bool) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			if err := m.Recv(ctx, 7, make([]byte, 1)); !errors.Is(err, collective.ErrTimeout) {
+				t.Fatalf("Recv: %v", err)
+			}
+			// A later receive that completes does not clear it: the
+			// rank is failing because of the first.
+			m.Deliver(9, []byte("x"))
+			if err := m.Recv(context.Background(), 9, make([]byte, 1)); err != nil {
+				t.Fatal(err)
+			}
+			return 7, true
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMailbox("rank 1")
+			tag, timedOut := tc.run(t, m)
+			b := m.blockedOn(1)
+			if tag == 0 {
+				if b.kind != 0 {
+					t.Fatalf("blocked on %+v, want nothing", b)
+				}
+				return
+			}
+			if b.kind != wire.WaitRecv || b.peer != 1 || b.tag != tag || b.timedOut != timedOut || b.since == 0 {
+				t.Fatalf("blocked on %+v, want a receive under tag %d (timed out: %v)", b, tag, timedOut)
+			}
+		})
 	}
 }

@@ -58,6 +58,9 @@ var (
 
 	_ collective.ReducePoster = (*Mem)(nil)
 	_ collective.ReducePoster = (*TCP)(nil)
+
+	_ collective.Diagnoser = (*Mem)(nil)
+	_ collective.Diagnoser = (*TCP)(nil)
 )
 
 // posted is a receive made by PostRecv.
@@ -169,7 +172,7 @@ func (m *Mem) Abort(err error) {
 		if peer == m.rank {
 			continue
 		}
-		aborted := &collective.PeerError{Rank: m.rank, Err: fmt.Errorf("aborted: %w", err)}
+		aborted := &collective.PeerError{Rank: m.rank, Err: fmt.Errorf("%w: %w", collective.ErrAborted, err)}
 		for _, box := range other.boxes {
 			box.Fail(aborted)
 		}

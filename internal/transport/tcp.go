@@ -186,9 +186,20 @@ type TCP struct {
 	wg   sync.WaitGroup // readers, heartbeats, delay lines, half-closers
 	done chan struct{}  // closed by Close and Abort
 
-	mu     sync.Mutex
-	closed bool
-	jobErr error // a peer aborted the job: every send fails with this
+	mu        sync.Mutex
+	closed    bool
+	jobErr    error         // a peer aborted the job: every send fails with this
+	jobFailed chan struct{} // closed when jobErr is set
+
+	// ready: the mesh is built, and every peer's mailbox set. Until then
+	// wait queries are answered "blocked on nothing", which is true, and
+	// the mailboxes are not read while other goroutines still set them.
+	ready atomic.Bool
+
+	// Wait queries this rank has sent and awaits replies to, by id.
+	qmu     sync.Mutex
+	queries map[uint64]query
+	lastQ   uint64
 
 	shutOnce sync.Once
 
@@ -227,6 +238,27 @@ type peer struct {
 	lastWrite atomic.Int64 // ns since t.epoch
 	gotBye    atomic.Bool  // the peer sent close or abort: its EOF is orderly
 	errp      atomic.Pointer[error]
+
+	// The send in progress, for wait queries: since is its start in mono
+	// time, 0 when none. The holder of the write lock sets them.
+	sendSince atomic.Int64
+	sendTag   atomic.Uint64
+
+	// Wait states to send back to the peer's queries, answered by
+	// respond, so that the reader never waits for the write lock.
+	answers chan answer
+}
+
+// query is a wait query awaiting its reply.
+type query struct {
+	p  *peer
+	ch chan []wire.Wait // buffered: the reader never blocks on it
+}
+
+// answer is a wait reply to send.
+type answer struct {
+	id    uint64
+	waits []wire.Wait
 }
 
 func (p *peer) describe() string { return fmt.Sprintf("rank %d (%s)", p.rank, p.addr) }
@@ -298,6 +330,8 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 		maxMsg: o.MaxMessage,
 		epoch:  time.Now(),
 		done:   make(chan struct{}),
+
+		jobFailed: make(chan struct{}),
 	}
 	if l := o.Link; l != nil {
 		if l.Rate > 0 {
@@ -324,7 +358,7 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 	}
 	for r := range o.Size {
 		if r != o.Rank {
-			t.peers[r] = &peer{t: t, rank: r, wmu: make(chan struct{}, 1), exited: make(chan struct{})}
+			t.peers[r] = &peer{t: t, rank: r, wmu: make(chan struct{}, 1), exited: make(chan struct{}), answers: make(chan answer, maxAnswers)}
 		}
 	}
 
@@ -354,6 +388,7 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 		t.shutdown(first)
 		return nil, first
 	}
+	t.ready.Store(true)
 	o.Logf("transport: rank %d: connected to %d peers; listening at %s", o.Rank, o.Size-1, t.addr)
 	return t, nil
 }
@@ -567,6 +602,8 @@ func (t *TCP) attach(p *peer, c *net.TCPConn) {
 		t.wg.Add(1)
 		go t.heartbeat(p)
 	}
+	t.wg.Add(1)
+	go t.respond(p)
 }
 
 // deadlineReader pushes the read deadline out as bytes arrive, so a large
@@ -695,12 +732,15 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 		deadline = start.Add(collective.DefaultTimeout)
 	}
 	h := wire.Header{Kind: wire.KindData, Tag: tag, Length: uint64(len(data))}
+	p.sendTag.Store(tag)
+	p.sendSince.Store(mono(start))
 	var n int64
 	if t.egress != nil {
 		n, err = t.writeShaped(ctx, p, h, data, deadline)
 	} else {
 		n, err = p.writeLocked(h, data, deadline)
 	}
+	p.sendSince.Store(0)
 	if err != nil {
 		return t.sendFailed(ctx, p, err, n, start, len(data), tag)
 	}
@@ -882,6 +922,33 @@ func (t *TCP) handleFrame(p *peer, h wire.Header) error {
 		p.gotBye.Store(true)
 		t.peerAborted(p, wire.Sanitize(string(text[:h.Length]), wire.MaxAbortText))
 		t.answerBye(p)
+	case wire.KindWaitQuery:
+		// The state as of now, answered by respond: the reader must not
+		// wait for the write lock, which a send to this peer may hold
+		// while the peer's reader waits for ours.
+		select {
+		case p.answers <- answer{h.Tag, t.waitState()}:
+		default:
+			// A flood of queries; the asker's deadline covers any dropped.
+		}
+	case wire.KindWaitReply:
+		var b [wire.MaxWaits * wire.WaitSize]byte
+		if _, err := io.ReadFull(p.r, b[:h.Length]); err != nil {
+			return err
+		}
+		ws, err := wire.DecodeWaits(b[:h.Length])
+		if err != nil {
+			return fmt.Errorf("protocol error: %w", err)
+		}
+		t.qmu.Lock()
+		q, ok := t.queries[h.Tag]
+		t.qmu.Unlock()
+		if ok && q.p == p {
+			select {
+			case q.ch <- ws:
+			default: // a duplicate reply
+			}
+		}
 	}
 	return nil
 }
@@ -973,6 +1040,7 @@ func (t *TCP) readUnexpected(p *peer, tag uint64, size int) error {
 // readInto completes a claimed receive with a size-byte message of which
 // the first len(head) bytes, got, have been read already.
 func (t *TCP) readInto(p *peer, pd *Pending, head []byte, got, size int) error {
+	defer p.box.Filled(pd)
 	if len(pd.Buf) != size {
 		err := t.readPayload(p, nil, size-got)
 		pd.Complete(MismatchFor(pd, size))
@@ -1055,11 +1123,12 @@ func (t *TCP) readPayload(p *peer, buf []byte, size int) error {
 // peerAborted fails the whole job: every receive, from every peer, and every
 // send, with an error that names the peer that aborted and why.
 func (t *TCP) peerAborted(p *peer, text string) {
-	perr := p.peerErr(fmt.Errorf("aborted: %s", text))
+	perr := p.peerErr(fmt.Errorf("%w: %s", collective.ErrAborted, text))
 	p.setErr(perr)
 	t.mu.Lock()
 	if t.jobErr == nil {
 		t.jobErr = perr
+		close(t.jobFailed)
 	}
 	t.mu.Unlock()
 	t.o.Logf("transport: rank %d: %v", t.o.Rank, perr)

@@ -11,9 +11,9 @@
 //	offset size field
 //	0      2    magic   0xDB5C: catches a stray client and a stream out of sync
 //	2      1    version [Version]
-//	3      1    kind    data, abort, close or heartbeat ([Kind])
+//	3      1    kind    data, abort, close, heartbeat, wait query or reply ([Kind])
 //	4      4    reserved, zero (a later version may give them a meaning)
-//	8      8    tag     the message tag (data frames)
+//	8      8    tag     the message tag (data frames), the query id (wait frames)
 //	16     8    length  payload bytes that follow
 //
 // [Header.Encode] and [DecodeHeader] work on a caller-provided array, so the
@@ -21,6 +21,11 @@
 // caller's limit (and an abort frame's against [MaxAbortText]) before the
 // caller allocates anything for the payload, so that a corrupt or hostile
 // header cannot make a rank allocate gigabytes.
+//
+// A wait query asks a peer what it is blocked in, to explain a timeout; the
+// reply carries up to [MaxWaits] fixed-size [Wait] records (the peer waited
+// for, the tag, how long), which [DecodeWaits] validates as strictly as
+// DecodeHeader does a header.
 //
 // # Handshake
 //

@@ -27,6 +27,12 @@ func FuzzDecodeHeader(f *testing.F) {
 		{Kind: KindAbort, Length: MaxAbortText + 1},
 		{Kind: KindClose},
 		{Kind: KindHeartbeat, Length: 1},
+		{Kind: KindWaitQuery, Tag: 5},
+		{Kind: KindWaitQuery, Length: WaitSize},
+		{Kind: KindWaitReply, Tag: 5},
+		{Kind: KindWaitReply, Tag: 5, Length: 2 * WaitSize},
+		{Kind: KindWaitReply, Length: WaitSize + 1},
+		{Kind: KindWaitReply, Length: (MaxWaits + 1) * WaitSize},
 		{Kind: 0},
 		{Kind: 99},
 	} {
@@ -55,7 +61,11 @@ func FuzzDecodeHeader(f *testing.F) {
 			if h.Length > MaxAbortText {
 				t.Fatalf("abort length %d over the limit", h.Length)
 			}
-		case KindClose, KindHeartbeat:
+		case KindWaitReply:
+			if h.Length%WaitSize != 0 || h.Length > MaxWaits*WaitSize {
+				t.Fatalf("wait reply of length %d", h.Length)
+			}
+		case KindClose, KindHeartbeat, KindWaitQuery:
 			if h.Length != 0 {
 				t.Fatalf("%v with length %d", h.Kind, h.Length)
 			}
@@ -65,6 +75,37 @@ func FuzzDecodeHeader(f *testing.F) {
 		// ...and encodes back to the same bytes: nothing is ignored.
 		if got := encoded(h); got != b {
 			t.Fatalf("re-encoding differs:\n in %x\nout %x", b, got)
+		}
+	})
+}
+
+// A wait reply's payload comes from the network too: whatever decodes is
+// within range and encodes back to the same bytes.
+func FuzzDecodeWaits(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(AppendWaits(nil, []Wait{{Kind: WaitRecv, Peer: 3, Tag: 7, Age: time.Second}}))
+	f.Add(AppendWaits(nil, []Wait{{Kind: WaitSend, TimedOut: true, Peer: MaxWorldSize - 1, Tag: 1 << 63, Age: 1}, {Kind: WaitRecv}}))
+	f.Add(bytes.Repeat([]byte{0xff}, WaitSize))
+	f.Add(make([]byte, WaitSize*(MaxWaits+1)))
+	f.Add([]byte{byte(WaitRecv), 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ws, err := DecodeWaits(data)
+		if err != nil {
+			if ws != nil {
+				t.Fatalf("failed decode returned %+v", ws)
+			}
+			return
+		}
+		if len(ws) > MaxWaits {
+			t.Fatalf("accepted %d waits", len(ws))
+		}
+		for _, w := range ws {
+			if (w.Kind != WaitRecv && w.Kind != WaitSend) || w.Peer < 0 || w.Peer >= MaxWorldSize || w.Age < 0 {
+				t.Fatalf("accepted %+v", w)
+			}
+		}
+		if got := AppendWaits(nil, ws); !bytes.Equal(got, data) {
+			t.Fatalf("re-encoding differs:\n in %x\nout %x", data, got)
 		}
 	})
 }

@@ -209,7 +209,7 @@ func TestHandshakeGarbage(t *testing.T) {
 		text  string
 	}{
 		{"http client", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), ErrBadMagic, "not a distbench peer"},
-		{"new version", []byte{0x5c, 0xdb, 2, recHello, 0, 0}, ErrVersion, "version 2"},
+		{"new version", []byte{0x5c, 0xdb, Version + 1, recHello, 0, 0}, ErrVersion, fmt.Sprintf("version %d", Version+1)},
 		{"huge record", big, ErrTooLarge, "65535 bytes"},
 		{"short hello", []byte{0x5c, 0xdb, Version, recHello, 3, 0, 1, 2, 3}, ErrHandshake, "hello of 3 bytes"},
 		{"auth first", append([]byte{0x5c, 0xdb, Version, recAuth, MACSize, 0}, make([]byte, MACSize)...), ErrHandshake, "got record type 2"},

@@ -11,7 +11,8 @@ const (
 	// Magic opens every frame header and handshake record.
 	Magic uint16 = 0xDB5C
 	// Version is the protocol version this package speaks; peers must agree.
-	Version uint8 = 1
+	// Version 2 added the wait query and reply frames.
+	Version uint8 = 2
 	// HeaderSize is the size of an encoded frame header in bytes.
 	HeaderSize = 24
 	// MaxAbortText bounds the reason an abort frame carries.
@@ -33,6 +34,12 @@ const (
 	KindClose
 	// KindHeartbeat keeps an idle connection alive. No payload.
 	KindHeartbeat
+	// KindWaitQuery asks the peer what it is waiting for, to explain a
+	// timeout. Tag is the query's id; no payload.
+	KindWaitQuery
+	// KindWaitReply answers a KindWaitQuery: Tag is the query's id, and the
+	// payload the sender's waits, up to MaxWaits [Wait] records.
+	KindWaitReply
 )
 
 func (k Kind) String() string {
@@ -45,6 +52,10 @@ func (k Kind) String() string {
 		return "close"
 	case KindHeartbeat:
 		return "heartbeat"
+	case KindWaitQuery:
+		return "wait query"
+	case KindWaitReply:
+		return "wait reply"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -82,8 +93,9 @@ func (h Header) Encode(b *[HeaderSize]byte) {
 }
 
 // DecodeHeader parses and validates a frame header. maxData bounds the
-// payload of a data frame; an abort frame's is bounded by MaxAbortText and
-// close and heartbeat frames carry none. It allocates nothing unless it
+// payload of a data frame; an abort frame's is bounded by MaxAbortText, a
+// wait reply's is whole WaitSize records up to MaxWaits, and close,
+// heartbeat and wait query frames carry none. It allocates nothing unless it
 // fails, so the caller may size its payload buffer from Length once it
 // returns nil.
 func DecodeHeader(b *[HeaderSize]byte, maxData uint64) (Header, error) {
@@ -110,7 +122,11 @@ func DecodeHeader(b *[HeaderSize]byte, maxData uint64) (Header, error) {
 		if h.Length > MaxAbortText {
 			return Header{}, fmt.Errorf("%w: abort reason of %d bytes exceeds the %d-byte limit", ErrTooLarge, h.Length, MaxAbortText)
 		}
-	case KindClose, KindHeartbeat:
+	case KindWaitReply:
+		if h.Length%WaitSize != 0 || h.Length > MaxWaits*WaitSize {
+			return Header{}, fmt.Errorf("%w: wait reply of %d bytes, not a multiple of %d up to %d", ErrBadHeader, h.Length, WaitSize, MaxWaits*WaitSize)
+		}
+	case KindClose, KindHeartbeat, KindWaitQuery:
 		if h.Length != 0 {
 			return Header{}, fmt.Errorf("%w: %v frame with a %d-byte payload", ErrBadHeader, h.Kind, h.Length)
 		}

@@ -23,6 +23,9 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{Kind: KindAbort, Length: MaxAbortText},
 		{Kind: KindClose},
 		{Kind: KindHeartbeat},
+		{Kind: KindWaitQuery, Tag: 42},
+		{Kind: KindWaitReply, Tag: 42},
+		{Kind: KindWaitReply, Tag: 42, Length: MaxWaits * WaitSize},
 	} {
 		b := encoded(h)
 		got, err := DecodeHeader(&b, 1<<30)
@@ -39,7 +42,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 func TestHeaderLayout(t *testing.T) {
 	b := encoded(Header{Kind: KindData, Tag: 0x0102030405060708, Length: 0x1122})
 	// magic, version, kind, reserved, tag, length
-	want := "5cdb" + "01" + "01" + "00000000" + "0807060504030201" + "2211000000000000"
+	want := "5cdb" + "02" + "01" + "00000000" + "0807060504030201" + "2211000000000000"
 	if got := fmt.Sprintf("%x", b[:]); got != want {
 		t.Errorf("encoding\n got %s\nwant %s", got, want)
 	}
@@ -72,6 +75,23 @@ func TestDecodeHeaderErrors(t *testing.T) {
 			b[3] = byte(KindHeartbeat)
 			binary.LittleEndian.PutUint64(b[16:], 8)
 		}, ErrBadHeader, "heartbeat"},
+		{"wait query with payload", func(b *[HeaderSize]byte) {
+			b[3] = byte(KindWaitQuery)
+			binary.LittleEndian.PutUint64(b[16:], 1)
+		}, ErrBadHeader, "wait query frame"},
+		{"partial wait", func(b *[HeaderSize]byte) {
+			b[3] = byte(KindWaitReply)
+			binary.LittleEndian.PutUint64(b[16:], WaitSize+1)
+		}, ErrBadHeader, "wait reply of 25 bytes"},
+		{"too many waits", func(b *[HeaderSize]byte) {
+			b[3] = byte(KindWaitReply)
+			binary.LittleEndian.PutUint64(b[16:], (MaxWaits+1)*WaitSize)
+		}, ErrBadHeader, "up to 192"},
+		{"huge wait reply", func(b *[HeaderSize]byte) {
+			b[3] = byte(KindWaitReply)
+			binary.LittleEndian.PutUint64(b[16:], math.MaxUint64)
+		}, ErrBadHeader, "wait reply"},
+		{"kind after the last", func(b *[HeaderSize]byte) { b[3] = byte(KindWaitReply) + 1 }, ErrBadHeader, "unknown frame kind 7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +122,8 @@ func TestHeaderNoAllocs(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	for k, want := range map[Kind]string{KindData: "data", KindAbort: "abort", KindClose: "close", KindHeartbeat: "heartbeat", 9: "kind(9)"} {
+	for k, want := range map[Kind]string{KindData: "data", KindAbort: "abort", KindClose: "close", KindHeartbeat: "heartbeat",
+		KindWaitQuery: "wait query", KindWaitReply: "wait reply", 9: "kind(9)"} {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", k, got, want)
 		}

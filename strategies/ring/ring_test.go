@@ -101,11 +101,10 @@ func TestSameBits(t *testing.T) {
 }
 
 // A rank that never joins an allreduce makes the others fail by their
-// deadline with an error that names the operation, the step they were at
-// and the rank they were waiting for, whichever algorithm runs. In a ring
-// every rank waits on its left neighbour, so whichever times out first names
-// its own neighbour, not necessarily the absent rank; the others report the
-// abort it relayed.
+// deadline with an error that names the operation, the step they were at,
+// the rank they were waiting for and, following the chain of waits (every
+// rank of a ring waits on its left neighbour), the absent rank; the others
+// report the abort that the first to time out relayed.
 func TestErrorsSayWhere(t *testing.T) {
 	for _, tc := range []struct{ algo, want string }{
 		{"whole", "whole step "},
@@ -138,7 +137,7 @@ func TestErrorsSayWhere(t *testing.T) {
 				if !errors.As(err, &oe) || oe.Strategy != "ring" {
 					t.Errorf("%v: not an OpError of ring", err)
 				}
-				for _, want := range []string{"allreduce #0: " + tc.want, "waiting for a message from rank "} {
+				for _, want := range []string{"allreduce #0: " + tc.want, "waiting for a message from rank ", "rank 3 waits for no message: it has not joined allreduce #0"} {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("%v: does not say %q", err, want)
 					}

@@ -196,16 +196,16 @@ func TestBinomialTree(t *testing.T) {
 // and the rank they were waiting for.
 func TestErrorsSayWhere(t *testing.T) {
 	for _, tc := range []struct {
-		algo, want string
-		op         func(ctx context.Context, c collective.Comm) error
+		algo, want, opName string
+		op                 func(ctx context.Context, c collective.Comm) error
 	}{
-		{"dbtree", "dbtree tree", func(ctx context.Context, c collective.Comm) error {
+		{"dbtree", "dbtree tree", "allreduce", func(ctx context.Context, c collective.Comm) error {
 			return c.AllReduce(ctx, collective.NewTensor(collective.Float32, 1000), collective.Sum)
 		}},
-		{"rd", "rd step ", func(ctx context.Context, c collective.Comm) error {
+		{"rd", "rd step ", "allreduce", func(ctx context.Context, c collective.Comm) error {
 			return c.AllReduce(ctx, collective.NewTensor(collective.Float32, 1000), collective.Sum)
 		}},
-		{"auto", "binomial broadcast", func(ctx context.Context, c collective.Comm) error {
+		{"auto", "binomial broadcast", "broadcast", func(ctx context.Context, c collective.Comm) error {
 			return c.Broadcast(ctx, collective.NewTensor(collective.Float32, 1000), 3)
 		}},
 	} {
@@ -227,9 +227,7 @@ func TestErrorsSayWhere(t *testing.T) {
 			defer trs[absent].Close()
 			for i := range n - 1 {
 				err := <-errs
-				if i == 0 {
-					t.Log(err)
-				}
+				t.Logf("#%d: %v", i, err)
 				if err == nil {
 					t.Fatal("an operation with an absent rank succeeded")
 				}
@@ -237,10 +235,14 @@ func TestErrorsSayWhere(t *testing.T) {
 				if !errors.As(err, &oe) || oe.Strategy != Name {
 					t.Errorf("%v: not an OpError of %s", err, Name)
 				}
-				// The first to time out names its place; the others report
-				// the abort it relayed, which carries the same text.
-				if !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("%v: does not say %q", err, tc.want)
+				// The first to time out names its place, and follows the
+				// chain of waits to the absent rank; the others report the
+				// abort it relayed, which carries the same text, or their
+				// own diagnosis.
+				for _, want := range []string{tc.want, "rank 3 waits for no message: it has not joined " + tc.opName + " #0"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("%v: does not say %q", err, want)
+					}
 				}
 			}
 		})
