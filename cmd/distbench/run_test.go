@@ -155,6 +155,44 @@ func TestRunPeerDies(t *testing.T) {
 	}
 }
 
+// A worker that stops (alive, connected, but running nothing) makes every
+// other rank fail by its deadline, naming the stopped rank and its address,
+// found by following the chain of waits, not just the neighbour each was
+// waiting for.
+func TestRunPeerStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv("DISTBENCH_TEST_STOP_RANK", "1")
+	t.Setenv("DISTBENCH_TEST_STOP_AFTER", "1s")
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, "run", "--np", "4", "-b", "4KiB", "-e", "4KiB",
+		"--iters", "100000000", "--warmup", "1", "--timeout", "2s")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if elapsed := time.Since(start); elapsed > 60*time.Second {
+		t.Errorf("took %v to fail", elapsed)
+	}
+	addr := regexp.MustCompile(`rank 1 \(127\.0\.0\.1:\d+\)`)
+	stopped := regexp.MustCompile(`rank 1( \(127\.0\.0\.1:\d+\))? did not answer`)
+	for _, r := range []string{"rank 0", "rank 2", "rank 3"} {
+		var line string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, "["+r+"] distbench: ") {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("%s reported no error:\n%s", r, stderr)
+			continue
+		}
+		if !addr.MatchString(line) || !stopped.MatchString(line) || !strings.Contains(line, "ring: allreduce #") {
+			t.Errorf("%s's error does not name the stopped rank 1 with its address and the operation: %s", r, line)
+		}
+	}
+}
+
 func readJSONL(t *testing.T, path string) []results.Record {
 	t.Helper()
 	f, err := os.Open(path)
