@@ -201,10 +201,13 @@ func (Simple) Barrier(c *Call) error {
 	n, me := c.Size(), c.Rank()
 	for k, d := uint8(0), 1; d < n; k, d = k+1, d*2 {
 		to, from := (me+d)%n, (me-d+n)%n
-		err := c.Parallel(
-			func(c *Call) error { return c.Send(to, k, nil) },
-			func(c *Call) error { return c.Recv(from, k, nil) })
-		if err != nil {
+		// Post, send, wait: a round costs no goroutines.
+		posted := c.PostRecv(from, k, nil)
+		if err := c.Send(to, k, nil); err != nil {
+			posted.Cancel()
+			return err
+		}
+		if err := posted.Wait(); err != nil {
 			return err
 		}
 	}

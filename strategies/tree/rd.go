@@ -44,9 +44,15 @@ func (a *algorithms) recursiveDoubling(c *core.Call, t collective.Tensor, op col
 	}
 	for k, mask := 0, 1; mask < p; k, mask = k+1, mask<<1 {
 		partner := r ^ mask
-		err := c.Parallel(
-			func(c *core.Call) error { return c.Send(partner, 0, t.Data) },
-			func(c *core.Call) error { return c.Recv(partner, 0, buf) })
+		// Post the receive, send, then wait: no goroutine per step, and
+		// the partner's message lands straight in buf.
+		posted := c.PostRecv(partner, 0, buf)
+		err := c.Send(partner, 0, t.Data)
+		if err == nil {
+			err = posted.Wait()
+		} else {
+			posted.Cancel()
+		}
 		if err != nil {
 			return fmt.Errorf("rd step %d of %d: %w", k+1, log2(p), err)
 		}
