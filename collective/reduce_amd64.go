@@ -51,6 +51,20 @@ var kernels = func() (k [Uint8 + 1][Min + 1]kernel) {
 	return k
 }()
 
+// ReduceKernels names the vector code [ReduceInto] runs on this machine:
+// "avx2", "avx2+f16c" (float16 too), or "go" for the plain loops. Results
+// record it, because a reduction-bound point measured with one is not
+// comparable with one measured with another.
+func ReduceKernels() string {
+	switch {
+	case kernels[Float16][Sum] != noKernel:
+		return "avx2+f16c"
+	case kernels[Float32][Sum] != noKernel:
+		return "avx2"
+	}
+	return "go"
+}
+
 func kernelFor(dt DType, op Op) kernel {
 	if int(dt) >= len(kernels) || int(op) >= len(kernels[0]) {
 		return noKernel

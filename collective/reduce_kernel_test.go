@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -299,4 +300,18 @@ func logKernels(t *testing.T) {
 		}
 	}
 	t.Logf("%s kernels: %v", kernelName, names)
+}
+
+// ReduceKernels names what ReduceInto runs, for results' environment
+// records: the plain loops exactly when there is no kernel for float32 sum.
+func TestReduceKernelsName(t *testing.T) {
+	got := ReduceKernels()
+	switch {
+	case !hasKernel(Float32, Sum) && got != "go":
+		t.Errorf("ReduceKernels() = %q without kernels, want go", got)
+	case hasKernel(Float32, Sum) && !strings.HasPrefix(got, "avx2"):
+		t.Errorf("ReduceKernels() = %q with kernels, want avx2…", got)
+	case hasKernel(Float16, Sum) != strings.HasSuffix(got, "+f16c"):
+		t.Errorf("ReduceKernels() = %q, float16 kernels: %v", got, hasKernel(Float16, Sum))
+	}
 }

@@ -9,3 +9,7 @@ const kernelName = "none"
 func hasKernel(DType, Op) bool { return false }
 
 func reduceSIMD(DType, Op, []byte, []byte) bool { return false }
+
+// ReduceKernels names the vector code [ReduceInto] runs on this machine:
+// here none, "go" for the plain loops.
+func ReduceKernels() string { return "go" }

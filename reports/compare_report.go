@@ -93,6 +93,7 @@ func (c *Comparison) writeEnvTable(m *md) error {
 		{"CPU", func(e *results.Env) string { return fmt.Sprintf("%s, %d cores", e.CPUModel, e.Cores) }},
 		{"commit", func(e *results.Env) string { return e.Commit }},
 		{"Go", func(e *results.Env) string { return e.GoVersion }},
+		{"reductions", func(e *results.Env) string { return e.Reduce }},
 		{"link shaping", func(e *results.Env) string { return e.Link }},
 		{"started", func(e *results.Env) string { return e.StartedAt.UTC().Format(time.RFC3339) }},
 	}

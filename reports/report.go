@@ -112,6 +112,9 @@ func (rp *report) writeEnv() error {
 	t.add("memory", mem)
 	t.add("kernel", env.Kernel)
 	t.add("Go", env.GoVersion)
+	if env.Reduce != "" {
+		t.add("reductions", env.Reduce)
+	}
 	t.add("commit", env.Commit)
 	if env.Link != "" {
 		t.add("link shaping", env.Link)
@@ -130,9 +133,9 @@ func (rp *report) writeEnv() error {
 	// A resumed run may have continued elsewhere; say so, because its
 	// points are then not comparable with each other.
 	for _, e := range rp.run.Envs[1:] {
-		if e.Host != env.Host || e.CPUModel != env.CPUModel || e.Commit != env.Commit || e.GoVersion != env.GoVersion {
-			rp.m.p("**Warning:** a later session ran on %s (%s), commit %s, %s: points from different sessions may not be comparable.",
-				e.Host, e.CPUModel, e.Commit, e.GoVersion)
+		if e.Host != env.Host || e.CPUModel != env.CPUModel || e.Commit != env.Commit || e.GoVersion != env.GoVersion || e.Reduce != env.Reduce {
+			rp.m.p("**Warning:** a later session ran on %s (%s), commit %s, %s, reductions %s: points from different sessions may not be comparable.",
+				e.Host, e.CPUModel, e.Commit, e.GoVersion, e.Reduce)
 		}
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/distbench/distbench/collective"
 )
 
 // CaptureEnv describes the machine and build this process runs on. It is
@@ -22,6 +24,7 @@ func CaptureEnv() Env {
 		Kernel:    kernel(),
 		GoVersion: runtime.Version(),
 		Commit:    commit(debug.ReadBuildInfo()),
+		Reduce:    collective.ReduceKernels(),
 		Args:      os.Args,
 		StartedAt: time.Now().UTC(),
 	}

@@ -74,7 +74,7 @@ func TestCaptureEnv(t *testing.T) {
 	if e.Cores != runtime.NumCPU() || e.GoVersion != runtime.Version() {
 		t.Errorf("cores %d go %q", e.Cores, e.GoVersion)
 	}
-	if e.Host == "" || e.CPUModel == "" || e.Kernel == "" || e.Commit == "" {
+	if e.Host == "" || e.CPUModel == "" || e.Kernel == "" || e.Commit == "" || e.Reduce == "" {
 		t.Errorf("empty field in %+v (unknown values must say so)", e)
 	}
 	if e.StartedAt.IsZero() {

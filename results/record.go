@@ -120,13 +120,16 @@ func (r *Record) MissingRounds() int {
 
 // Env describes where and when a run happened.
 type Env struct {
-	Host       string    `json:"host"`
-	CPUModel   string    `json:"cpu_model"`
-	Cores      int       `json:"cores"`
-	MemBytes   int64     `json:"mem_bytes"`
-	Kernel     string    `json:"kernel"`
-	GoVersion  string    `json:"go_version"`
-	Commit     string    `json:"commit"`
+	Host      string `json:"host"`
+	CPUModel  string `json:"cpu_model"`
+	Cores     int    `json:"cores"`
+	MemBytes  int64  `json:"mem_bytes"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"go_version"`
+	Commit    string `json:"commit"`
+	// Reduce names the reduction kernels (collective.ReduceKernels):
+	// "avx2", "avx2+f16c" or "go".
+	Reduce     string    `json:"reduce,omitempty"`
 	Args       []string  `json:"args,omitempty"`
 	Link       string    `json:"link,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
