@@ -88,6 +88,7 @@ type Record struct {
 	Epoch       int     `json:"epoch,omitempty"`
 	Step        int     `json:"step,omitempty"`
 	Loss        float64 `json:"loss,omitempty"`
+	LR          float64 `json:"lr,omitempty"` // the learning rate the step (epoch) trained at
 	TestLoss    float64 `json:"test_loss,omitempty"`
 	TestAcc     float64 `json:"test_acc,omitempty"`
 	ComputeMs   float64 `json:"compute_ms,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
+	"github.com/distbench/distbench/workloads/nn"
 	"github.com/distbench/distbench/workloads/train"
 )
 
@@ -30,8 +31,25 @@ func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a real model on real data with synchronous data-parallel SGD through a strategy",
+		Long: `Train a real model on real data with synchronous data-parallel SGD through a strategy.
+
+The learning rate starts at --lr and follows --lr-schedule, stepped once per
+epoch as torch's schedulers are (epoch e, from 0, trains at the schedule's
+rate for e), in every mode: in ps-sync and ps-async each gradient push
+carries the rate to the servers, which run the optimizer.
+
+  constant                    --lr throughout (the default)
+  step:EVERY:GAMMA            ×GAMMA every EVERY epochs (StepLR)
+  multistep:M1,M2,...:GAMMA   ×GAMMA at each epoch Mi (MultiStepLR; ResNet: 30,60,80:0.1)
+  cosine, cosine:MIN          from --lr down to MIN (default 0) over --epochs (CosineAnnealingLR)
+
+--lr-warmup N ramps up linearly over the first N epochs: epoch e < N trains at
+(e+1)/(N+1) of the schedule's rate, so the ramp is even and independent of
+--np (torch's LinearLR starts at 1/3, Goyal et al. at lr/k for k workers).
+Every step and epoch record carries the rate it trained at (lr).`,
 		Example: `  distbench train --model lenet --dataset mnist --strategy ring --np 2 --epochs 2 --batch 128 --lr 0.01 --momentum 0.5
-  distbench train --model resnet20 --dataset fashion-mnist --strategy ring --np 2 --mode ddp --bucket-mb 25`,
+  distbench train --model resnet20 --dataset fashion-mnist --strategy ring --np 2 --mode ddp --bucket-mb 25
+  distbench train --model resnet20 --dataset cifar10 --augment --epochs 90 --lr 0.1 --momentum 0.9 --lr-schedule multistep:30,60,80:0.1 --lr-warmup 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := collective.Lookup(strategy); err != nil {
@@ -88,12 +106,19 @@ func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer w.Close()
-			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, global batch %d, lr %g, momentum %g\n",
-				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, cfg.Batch, cfg.LR, cfg.Momentum)
+			sched := ""
+			if cfg.LRSchedule != "" && cfg.LRSchedule != "constant" {
+				sched = " " + cfg.LRSchedule
+			}
+			if cfg.LRWarmup > 0 {
+				sched += fmt.Sprintf(" after a %d-epoch warm-up", cfg.LRWarmup)
+			}
+			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, global batch %d, lr %g%s, momentum %g\n",
+				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, cfg.Batch, cfg.LR, sched, cfg.Momentum)
 			emit := func(r *results.Record) error {
 				if r.Kind == results.KindTrainEpoch {
-					fmt.Fprintf(stdout, "epoch %d: step %d, loss %.4f, test loss %.4f, test accuracy %.2f%%, %.0f images/s, %.0fs\n",
-						r.Epoch, r.Step, r.Loss, r.TestLoss, 100*r.TestAcc, r.ImagesPerS, r.WallSeconds)
+					fmt.Fprintf(stdout, "epoch %d: step %d, lr %.4g, loss %.4f, test loss %.4f, test accuracy %.2f%%, %.0f images/s, %.0fs\n",
+						r.Epoch, r.Step, r.LR, r.Loss, r.TestLoss, 100*r.TestAcc, r.ImagesPerS, r.WallSeconds)
 				}
 				return w.Write(r)
 			}
@@ -116,7 +141,9 @@ func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&cfg.Mode, "mode", "ddp", "gradient synchronisation: "+strings.Join(train.Modes, ", "))
 	fl.IntVar(&cfg.Epochs, "epochs", 2, "epochs")
 	fl.IntVar(&cfg.Batch, "batch", 128, "global batch size, split across ranks")
-	fl.Float64Var(&cfg.LR, "lr", 0.01, "learning rate")
+	fl.Float64Var(&cfg.LR, "lr", 0.01, "learning rate (the schedule's base rate)")
+	fl.StringVar(&cfg.LRSchedule, "lr-schedule", "constant", "learning-rate schedule, stepped per epoch: "+nn.ScheduleSyntax)
+	fl.IntVar(&cfg.LRWarmup, "lr-warmup", 0, "linear warm-up epochs N: epoch e < N trains at (e+1)/(N+1) of the scheduled rate")
 	fl.Float64Var(&cfg.Momentum, "momentum", 0.5, "SGD momentum")
 	fl.BoolVar(&cfg.Nesterov, "nesterov", false, "Nesterov momentum")
 	fl.Float64Var(&cfg.Decay, "weight-decay", 0, "weight decay")

@@ -29,7 +29,7 @@ import (
 //	 48    8  pull: bytes that will be pulled from the piece before it is released
 //	 56    8  offset: where in the piece this message's data (or pull range) starts
 //	 64    8  length: payload bytes, or the pull range's length
-//	 72    4  lr (float32 bits; init)
+//	 72    4  lr: the learning rate to apply the gradient with (float32 bits; grad)
 //	 76    4  momentum (float32 bits; init)
 //	 80    …  name, then payload
 //
@@ -38,7 +38,9 @@ import (
 const (
 	headerSize = 80
 	magic      = 'P' | 'S'<<8
-	version    = 1
+	// version 2: the learning rate moved from init to every gradient push
+	// (a version-1 worker's pushes would carry none, and train at rate 0).
+	version = 2
 
 	// maxName bounds a training key.
 	maxName = 256

@@ -21,20 +21,21 @@ const maxAhead = 8
 //
 // Synchronous (staleness 0): the gradients of step t are summed until every
 // worker's has arrived, then applied once, as their mean, in step order,
-// which is what allreduce-averaged data parallelism computes.
+// with the learning rate every one of them carried, which is what
+// allreduce-averaged data parallelism computes.
 //
 // Asynchronous (staleness s > 0): each worker's gradient is applied as it
-// arrives, scaled by 1/workers so that a round of pushes moves the
-// parameters as far as a synchronous step. Reads are bounded instead:
-// a pull at step t waits until the slowest worker has pushed step t−s
-// (stale synchronous parallel).
+// arrives, with the learning rate it carried, scaled by 1/workers so that a
+// round of pushes moves the parameters as far as a synchronous step. Reads
+// are bounded instead: a pull at step t waits until the slowest worker has
+// pushed step t−s (stale synchronous parallel).
 type paramShard struct {
 	name      string
-	desc      header // shard, workers, staleness, lr, momentum: agreed by every init
+	desc      header // shard, workers, staleness, momentum: agreed by every init
 	shard     int    // bytes
 	workers   int
 	staleness int
-	lr, mom   float32
+	mom       float32
 
 	mu        sync.Mutex
 	wake      chan struct{}
@@ -52,17 +53,19 @@ type paramShard struct {
 type gradStep struct {
 	sum   []float32
 	bytes int
+	lr    float32 // the learning rate the step's first piece carried
+	rank  uint32  // whose piece that was
 }
 
 func paramDesc(h *header) header {
-	return header{shard: h.shard, contrib: h.contrib, aux: h.aux, lr: h.lr, momentum: h.momentum, chunk: h.chunk}
+	return header{shard: h.shard, contrib: h.contrib, aux: h.aux, momentum: h.momentum, chunk: h.chunk}
 }
 
 func newParamShard(h *header) *paramShard {
 	n := int(h.shard) / 4
 	p := &paramShard{
 		name: h.name, desc: paramDesc(h), shard: int(h.shard), workers: int(h.contrib), staleness: int(h.aux),
-		lr: h.lr, mom: h.momentum,
+		mom:   h.momentum,
 		wake:  make(chan struct{}),
 		p:     make([]float32, n),
 		v:     make([]float32, n),
@@ -104,9 +107,9 @@ func (s *server) paramShard(h *header) (*paramShard, error) {
 		return p, nil
 	}
 	if d := paramDesc(h); h.kind == kindInit && d != p.desc {
-		return nil, fmt.Errorf("%w: key %q: rank %d's init (%d bytes, %d workers, staleness %d, lr %g, momentum %g) disagrees with the first (%d bytes, %d workers, staleness %d, lr %g, momentum %g)",
-			collective.ErrMismatch, h.name, h.rank, d.shard, d.contrib, d.aux, d.lr, d.momentum,
-			p.desc.shard, p.desc.contrib, p.desc.aux, p.desc.lr, p.desc.momentum)
+		return nil, fmt.Errorf("%w: key %q: rank %d's init (%d bytes, %d workers, staleness %d, momentum %g) disagrees with the first (%d bytes, %d workers, staleness %d, momentum %g)",
+			collective.ErrMismatch, h.name, h.rank, d.shard, d.contrib, d.aux, d.momentum,
+			p.desc.shard, p.desc.contrib, p.desc.aux, p.desc.momentum)
 	}
 	if h.shard != p.desc.shard {
 		return nil, fmt.Errorf("%w: key %q: rank %d addresses a %d-byte shard, but it holds %d", collective.ErrMismatch, h.name, h.rank, h.shard, p.desc.shard)
@@ -235,19 +238,22 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 	defer p.mu.Unlock()
 	lo, n := int(h.offset)/4, int(h.length)/4
 	if p.staleness > 0 {
-		// Apply now: momentum SGD on g/workers.
+		// Apply now: momentum SGD on g/workers, at this push's rate.
 		if cap(p.scratch) < n {
 			p.scratch = make([]float32, n)
 		}
 		g := p.scratch[:n]
 		copySegs(f32bytes(g), segs)
-		p.sgd(lo, g, float32(p.workers))
+		p.sgd(lo, g, float32(p.workers), h.lr)
 		return nil
 	}
 	st := p.steps[h.seq]
 	if st == nil {
-		st = &gradStep{sum: make([]float32, p.shard/4)}
+		st = &gradStep{sum: make([]float32, p.shard/4), lr: h.lr, rank: h.rank}
 		p.steps[h.seq] = st
+	} else if h.lr != st.lr {
+		return fmt.Errorf("%w: key %q step %d: rank %d pushed learning rate %g, rank %d pushed %g (every worker's gradient of a step must carry the same rate)",
+			collective.ErrMismatch, p.name, h.seq, h.rank, h.lr, st.rank, st.lr)
 	}
 	reduceSegs(collective.Float32, collective.Sum, f32bytes(st.sum[lo:lo+n]), segs)
 	st.bytes += int(h.length)
@@ -260,7 +266,7 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 		if st == nil || st.bytes < p.workers*p.shard {
 			break
 		}
-		p.sgd(0, st.sum, float32(p.workers))
+		p.sgd(0, st.sum, float32(p.workers), st.lr)
 		delete(p.steps, p.applied)
 		p.applied++
 		p.notify()
@@ -268,13 +274,13 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 	return nil
 }
 
-// sgd applies momentum SGD with gradient g/div at elements lo… of the shard:
-// v = momentum·v + g/div; p −= lr·v.
-func (p *paramShard) sgd(lo int, g []float32, div float32) {
+// sgd applies momentum SGD with gradient g/div and learning rate lr at
+// elements lo… of the shard: v = momentum·v + g/div; p −= lr·v.
+func (p *paramShard) sgd(lo int, g []float32, div, lr float32) {
 	ps, vs := p.p[lo:lo+len(g)], p.v[lo:lo+len(g)]
 	for i, gi := range g {
 		vs[i] = p.mom*vs[i] + gi/div
-		ps[i] -= p.lr * vs[i]
+		ps[i] -= lr * vs[i]
 	}
 }
 

@@ -273,7 +273,7 @@ func TestHelloRefusesAnotherJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = c.(ps.ParamServer).InitParams(t.Context(), "w", []float32{1}, ps.SGD{LR: 1})
+	err = c.(ps.ParamServer).InitParams(t.Context(), "w", []float32{1}, ps.SGD{})
 	var se *ps.ServerError
 	if !errors.As(err, &se) || se.Index != 0 || se.Op != "hello" || !strings.Contains(err.Error(), "3-worker job") {
 		t.Fatalf("got %v, want a hello error from server 0 about a 3-worker job", err)
@@ -328,12 +328,12 @@ func ExampleParamServer() {
 	p := c.(ps.ParamServer)
 	ctx := context.Background()
 	w := []float32{1, 2}
-	if err := p.InitParams(ctx, "w", w, ps.SGD{LR: 0.5}); err != nil {
+	if err := p.InitParams(ctx, "w", w, ps.SGD{}); err != nil {
 		panic(err)
 	}
 	for step := range 3 {
 		grad := []float32{w[0], w[1]} // the gradient of |w|²/2
-		if err := p.PushGrad(ctx, "w", grad, step); err != nil {
+		if err := p.PushGrad(ctx, "w", grad, step, 0.5); err != nil {
 			panic(err)
 		}
 		if err := p.PullParams(ctx, "w", w, step); err != nil {

@@ -21,40 +21,51 @@ import (
 // Keys name parameter tensors (at most 256 bytes); each is sharded over the
 // servers like a collective's tensor. Every worker calls InitParams for a
 // key once, then, for steps t = 0, 1, 2, …, PushGrad(t) and PullParams(t).
-// The option "staleness" (s) chooses the consistency:
+// The optimizer's fixed settings (SGD) come with InitParams, the learning
+// rate with every PushGrad, so that a schedule (warm-up, step decay,
+// cosine) can change it from one step to the next as a torch scheduler
+// changes an optimizer's lr between steps. The option "staleness" (s)
+// chooses the consistency:
 //
 //   - s = 0, synchronous: a server applies step t once every worker's step-t
-//     gradient has arrived, as their mean; PullParams(t) returns the
-//     parameters after step t, the same on every worker. This is what
-//     allreduce-averaged data parallelism computes.
+//     gradient has arrived, as their mean, with the learning rate that came
+//     with them; PullParams(t) returns the parameters after step t, the same
+//     on every worker. This is what allreduce-averaged data parallelism
+//     computes. Every worker's push of a step must carry the same rate: a
+//     disagreement fails the job, as inits that disagree do.
 //   - s > 0, asynchronous with bounded staleness (stale synchronous
 //     parallel): a server applies each worker's gradient as it arrives,
-//     divided by the number of workers; PullParams(t) waits only until the
-//     slowest worker has pushed step t−s, so fast workers run up to s steps
-//     ahead on parameters missing up to s steps of others' updates.
+//     divided by the number of workers, with the learning rate that came
+//     with it; PullParams(t) waits only until the slowest worker has pushed
+//     step t−s, so fast workers run up to s steps ahead on parameters
+//     missing up to s steps of others' updates.
 //
 // The calls are independent of the collectives: they do not take sequence
 // numbers and may overlap them, and calls for different keys may overlap
 // each other. Each has the communicator's timeout. A failed call fails the
 // job on the servers, as a failed collective does.
 type ParamServer interface {
-	// InitParams registers key on the servers with the optimizer's
+	// InitParams registers key on the servers with the optimizer's fixed
 	// settings. Rank 0's init values are used; on the other ranks init is
 	// overwritten with them when InitParams returns. Every worker must
 	// call it with the same length and settings.
 	InitParams(ctx context.Context, key string, init []float32, opt SGD) error
-	// PushGrad sends this worker's gradient for step (0, 1, 2, … in turn).
-	PushGrad(ctx context.Context, key string, grad []float32, step int) error
+	// PushGrad sends this worker's gradient for step (0, 1, 2, … in turn),
+	// to be applied with learning rate lr (finite; synchronously, the same
+	// on every worker for a step).
+	PushGrad(ctx context.Context, key string, grad []float32, step int, lr float32) error
 	// PullParams fills dst with the parameters once every worker's
 	// gradients through step − staleness are applied; step −1 asks for the
 	// initial values.
 	PullParams(ctx context.Context, key string, dst []float32, step int) error
 }
 
-// SGD is stochastic gradient descent with momentum, as torch.optim.SGD
-// (dampening 0, no Nesterov): v ← momentum·v + g; p ← p − LR·v.
+// SGD is the servers' optimizer: stochastic gradient descent with
+// momentum, as torch.optim.SGD (dampening 0, no Nesterov):
+// v ← Momentum·v + g; p ← p − lr·v, where lr is the learning rate the
+// gradient's PushGrad carried. Its fields are the settings fixed for the
+// whole run.
 type SGD struct {
-	LR       float32
 	Momentum float32
 }
 
@@ -76,6 +87,8 @@ func (c *comm) paramPlan(key string, n int, k kind, step int) ([]shard, header, 
 	}, nil
 }
 
+func finite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
+
 func floats(s []float32) []byte {
 	if len(s) == 0 {
 		return nil
@@ -86,14 +99,14 @@ func floats(s []float32) []byte {
 // InitParams implements ParamServer.
 func (c *comm) InitParams(ctx context.Context, key string, init []float32, opt SGD) error {
 	what := fmt.Sprintf("ps: init %q", key)
-	if math.IsNaN(float64(opt.LR)) || math.IsInf(float64(opt.LR), 0) || math.IsNaN(float64(opt.Momentum)) || math.IsInf(float64(opt.Momentum), 0) {
-		return fmt.Errorf("%s: %w", what, collective.Invalidf("learning rate %v and momentum %v must be finite", opt.LR, opt.Momentum))
+	if !finite(opt.Momentum) {
+		return fmt.Errorf("%s: %w", what, collective.Invalidf("momentum %v must be finite", opt.Momentum))
 	}
 	shards, h, err := c.paramPlan(key, len(init), kindInit, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	h.lr, h.momentum = opt.LR, opt.Momentum
+	h.momentum = opt.Momentum
 	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
 	defer cancel()
 	var jobs []job
@@ -117,15 +130,19 @@ func (c *comm) InitParams(ctx context.Context, key string, init []float32, opt S
 }
 
 // PushGrad implements ParamServer.
-func (c *comm) PushGrad(ctx context.Context, key string, grad []float32, step int) error {
+func (c *comm) PushGrad(ctx context.Context, key string, grad []float32, step int, lr float32) error {
 	what := fmt.Sprintf("ps: push gradient %q step %d", key, step)
 	if step < 0 {
 		return fmt.Errorf("%s: %w", what, collective.Invalidf("steps count from 0"))
+	}
+	if !finite(lr) {
+		return fmt.Errorf("%s: %w", what, collective.Invalidf("learning rate %v must be finite", lr))
 	}
 	shards, h, err := c.paramPlan(key, len(grad), kindGrad, step)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	h.lr = lr
 	ctx, cancel := context.WithTimeout(ctx, c.opTimeout())
 	defer cancel()
 	var jobs []job

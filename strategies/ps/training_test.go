@@ -2,7 +2,9 @@ package ps_test
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,13 +27,15 @@ func gradient(w []float32, r, t int) []float32 {
 // TestSyncTraining runs synchronous momentum SGD on the servers and checks
 // it against the same computation done locally: at every step, every worker
 // holds the parameters of a reference that averages the workers' gradients.
+// The learning rate halves every two steps, as a step schedule's would.
 func TestSyncTraining(t *testing.T) {
 	const (
 		n     = 3
 		count = 3000 // over both servers, in several 4 KiB chunks each
 		steps = 6
 	)
-	opt := ps.SGD{LR: 0.25, Momentum: 0.5}
+	opt := ps.SGD{Momentum: 0.5}
+	lr := func(step int) float32 { return 0.25 / float32(int(1)<<(step/2)) }
 	worlds := map[string]func(t *testing.T) []collective.Comm{
 		"colocated": func(t *testing.T) []collective.Comm {
 			return colocatedWorld(t, n, testOptions(map[string]string{"servers": "2"}), time.Minute)
@@ -64,7 +68,7 @@ func TestSyncTraining(t *testing.T) {
 						sum += grads[r][i]
 					}
 					v[i] = opt.Momentum*v[i] + sum/n
-					w[i] -= opt.LR * v[i]
+					w[i] -= lr(s) * v[i]
 				}
 				ref[s+1] = append([]float32(nil), w...)
 			}
@@ -85,7 +89,7 @@ func TestSyncTraining(t *testing.T) {
 					}
 					got[r] = append(got[r], append([]float32(nil), w...))
 					for s := range steps {
-						if err := p.PushGrad(ctx, "layer1.weight", gradient(w, r, s), s); err != nil {
+						if err := p.PushGrad(ctx, "layer1.weight", gradient(w, r, s), s, lr(s)); err != nil {
 							t.Errorf("rank %d: %v", r, err)
 							return
 						}
@@ -129,13 +133,13 @@ func TestSyncPullWaits(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, p := range []ps.ParamServer{a, b} {
 		wg.Go(func() {
-			if err := p.InitParams(ctx, "w", []float32{0, 0, 0}, ps.SGD{LR: 1}); err != nil {
+			if err := p.InitParams(ctx, "w", []float32{0, 0, 0}, ps.SGD{}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	if err := a.PushGrad(ctx, "w", []float32{1, 2, 3}, 0); err != nil {
+	if err := a.PushGrad(ctx, "w", []float32{1, 2, 3}, 0, 1); err != nil {
 		t.Fatal(err)
 	}
 	w := make([]float32, 3)
@@ -146,7 +150,7 @@ func TestSyncPullWaits(t *testing.T) {
 		t.Fatalf("pull at step 0 returned (%v) before rank 1 pushed step 0", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	if err := b.PushGrad(ctx, "w", []float32{3, 2, 1}, 0); err != nil {
+	if err := b.PushGrad(ctx, "w", []float32{3, 2, 1}, 0, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -166,7 +170,7 @@ func TestAsyncStaleness(t *testing.T) {
 	ctx := context.Background()
 	fast, slow := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
 	const count = 2000
-	opt := ps.SGD{LR: 1} // no momentum: each push moves w by −g/2 exactly
+	opt := ps.SGD{} // no momentum: each push at rate 1 moves w by −g/2 exactly
 	var wg sync.WaitGroup
 	for r, p := range []ps.ParamServer{fast, slow} {
 		wg.Go(func() {
@@ -208,7 +212,7 @@ func TestAsyncStaleness(t *testing.T) {
 
 	// Steps 0 and 1: within the bound while the slow worker has pushed nothing.
 	for s := range 2 {
-		if err := fast.PushGrad(ctx, "w", ones, s); err != nil {
+		if err := fast.PushGrad(ctx, "w", ones, s, 1); err != nil {
 			t.Fatal(err)
 		}
 		if blocked, done := pullBlocks(s); blocked {
@@ -219,14 +223,14 @@ func TestAsyncStaleness(t *testing.T) {
 		check(-float32(s+1) / 2)
 	}
 	// Step 2 needs the slow worker's step 0.
-	if err := fast.PushGrad(ctx, "w", ones, 2); err != nil {
+	if err := fast.PushGrad(ctx, "w", ones, 2, 1); err != nil {
 		t.Fatal(err)
 	}
 	blocked, done := pullBlocks(2)
 	if !blocked {
 		t.Fatalf("pull at step 2 returned (%v) before the slow worker pushed step 0", <-done)
 	}
-	if err := slow.PushGrad(ctx, "w", tens, 0); err != nil {
+	if err := slow.PushGrad(ctx, "w", tens, 0, 1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -256,17 +260,135 @@ func TestTrainingErrors(t *testing.T) {
 	p := c.(ps.ParamServer)
 	ctx := context.Background()
 	w := make([]float32, 10)
-	if err := p.PushGrad(ctx, "", w, 0); err == nil {
+	if err := p.PushGrad(ctx, "", w, 0, 0.1); err == nil {
 		t.Error("empty key accepted")
 	}
-	if err := p.InitParams(ctx, "w", w, ps.SGD{LR: float32(math.NaN())}); err == nil {
-		t.Error("NaN learning rate accepted")
+	if err := p.InitParams(ctx, "w", w, ps.SGD{Momentum: float32(math.NaN())}); err == nil {
+		t.Error("NaN momentum accepted")
 	}
-	if err := p.InitParams(ctx, "w", w, ps.SGD{LR: 0.1}); err != nil {
+	if err := p.InitParams(ctx, "w", w, ps.SGD{}); err != nil {
 		t.Fatal(err)
 	}
-	err = p.PushGrad(ctx, "w", w, 3)
+	for _, lr := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		err := p.PushGrad(ctx, "w", w, 0, lr)
+		if !errors.Is(err, collective.ErrInvalid) || !strings.Contains(err.Error(), "must be finite") {
+			t.Errorf("learning rate %v: %v", lr, err)
+		}
+	}
+	err = p.PushGrad(ctx, "w", w, 3, 0.1)
 	if err == nil || !strings.Contains(err.Error(), "expected step 0") {
 		t.Errorf("out-of-order step: %v", err)
+	}
+}
+
+// TestLearningRatePerPush checks that the servers apply each gradient with
+// the learning rate its push carried, exactly: v ← m·v + g/n; p ← p − lr·v,
+// the rate changing from one step to the next as a step schedule's does.
+// Every value is a sum of powers of two, so float32 holds it exactly.
+func TestLearningRatePerPush(t *testing.T) {
+	const m = 0.5
+	lrs := []float32{0.5, 0.0625, 0.0625}
+	grads := [][2][]float32{ // [step][rank]
+		{{1, 2, 4, -8}, {3, 2, 0, 8}},
+		{{2, 2, 2, 2}, {2, -2, 6, 0}},
+		{{4, 0, 0, 4}, {0, 4, 4, 0}},
+	}
+	init := []float32{1, 2, 4, 8}
+	for _, tc := range []struct {
+		name, staleness string
+		want            func() []float32
+	}{
+		{"sync", "0", func() []float32 { // the mean gradient, once a step
+			p, v := append([]float32(nil), init...), make([]float32, len(init))
+			for s, lr := range lrs {
+				for i := range p {
+					v[i] = m*v[i] + (grads[s][0][i]+grads[s][1][i])/2
+					p[i] -= lr * v[i]
+				}
+			}
+			return p
+		}},
+		{"async", "1", func() []float32 { // each push as it comes, divided by 2
+			p, v := append([]float32(nil), init...), make([]float32, len(init))
+			for s, lr := range lrs {
+				for r := range 2 {
+					for i := range p {
+						v[i] = m*v[i] + grads[s][r][i]/2
+						p[i] -= lr * v[i]
+					}
+				}
+			}
+			return p
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			comms := colocatedWorld(t, 2, testOptions(map[string]string{"staleness": tc.staleness}), time.Minute)
+			defer closeAll(comms)
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			for r, c := range comms {
+				wg.Go(func() {
+					w := append([]float32(nil), init...)
+					if err := c.(ps.ParamServer).InitParams(ctx, "w", w, ps.SGD{Momentum: m}); err != nil {
+						t.Errorf("rank %d: %v", r, err)
+					}
+				})
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			// One push at a time, rank 0 then rank 1: the async order is known.
+			for s, lr := range lrs {
+				for r, c := range comms {
+					if err := c.(ps.ParamServer).PushGrad(ctx, "w", grads[s][r], s, lr); err != nil {
+						t.Fatalf("rank %d step %d: %v", r, s, err)
+					}
+				}
+			}
+			got := make([]float32, len(init))
+			if err := comms[1].(ps.ParamServer).PullParams(ctx, "w", got, len(lrs)-1); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.want(); !slices.Equal(got, want) {
+				t.Errorf("after %d steps at rates %v: %v, want %v", len(lrs), lrs, got, want)
+			}
+		})
+	}
+}
+
+// TestSyncLearningRateMismatch: synchronously, the workers' pushes of one
+// step must carry the same learning rate; one that disagrees fails the job,
+// with an error that names both ranks and rates.
+func TestSyncLearningRateMismatch(t *testing.T) {
+	comms := colocatedWorld(t, 2, testOptions(nil), time.Minute)
+	defer closeAll(comms)
+	ctx := context.Background()
+	a, b := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
+	var wg sync.WaitGroup
+	for _, p := range []ps.ParamServer{a, b} {
+		wg.Go(func() {
+			if err := p.InitParams(ctx, "w", make([]float32, 1000), ps.SGD{Momentum: 0.9}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	g := make([]float32, 1000)
+	if err := a.PushGrad(ctx, "w", g, 0, 0.1); err != nil {
+		t.Fatal(err)
+	}
+	err := b.PushGrad(ctx, "w", g, 0, 0.01)
+	if err == nil || !strings.Contains(err.Error(), "rank 1 pushed learning rate 0.01, rank 0 pushed 0.1") ||
+		!strings.Contains(err.Error(), "must carry the same rate") {
+		t.Fatalf("disagreeing learning rates: got %v", err)
+	}
+	t.Log(err)
+	// The job has failed: rank 0's pull of the step fails too.
+	if err := a.PullParams(ctx, "w", g, 0); err == nil {
+		t.Error("rank 0's pull succeeded after the step's learning rates disagreed")
 	}
 }

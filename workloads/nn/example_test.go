@@ -39,3 +39,21 @@ func ExampleNet() {
 	// ready: fc1.weight
 	// 67 parameters
 }
+
+// The ResNet recipe's schedule: ×0.1 at epochs 30, 60 and 80, stepped once
+// per epoch.
+func ExampleParseSchedule() {
+	sched, err := nn.ParseSchedule("multistep:30,60,80:0.1", 0.1, 90)
+	if err != nil {
+		panic(err)
+	}
+	for _, epoch := range []int{0, 29, 30, 60, 89} {
+		fmt.Printf("epoch %d: lr %.4g\n", epoch, sched.LR(epoch))
+	}
+	// Output:
+	// epoch 0: lr 0.1
+	// epoch 29: lr 0.1
+	// epoch 30: lr 0.01
+	// epoch 60: lr 0.001
+	// epoch 89: lr 0.0001
+}

@@ -1,6 +1,11 @@
 package nn
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
 
 // Schedule gives the learning rate at step t (t from 0), where a step is
 // whatever unit the caller advances it by: an iteration or an epoch.
@@ -89,4 +94,99 @@ func LinearScaling(baseLR float64, batch, refBatch int) float64 {
 		return baseLR
 	}
 	return baseLR * float64(batch) / float64(refBatch)
+}
+
+// ScheduleSyntax lists the textual forms ParseSchedule accepts.
+const ScheduleSyntax = "constant, step:EVERY:GAMMA, multistep:M1,M2,...:GAMMA, cosine, cosine:MIN"
+
+// ParseSchedule makes a Schedule from its textual form, over the base rate
+// base and a run of total steps (whatever unit the caller steps it by;
+// distbench train steps it once per epoch):
+//
+//	"" or "constant"           Constant(base)
+//	"step:EVERY:GAMMA"         StepLR: ×GAMMA every EVERY steps ("step:30:0.1")
+//	"multistep:M1,M2,…:GAMMA"  MultiStepLR: ×GAMMA at each milestone ("multistep:30,60,80:0.1")
+//	"cosine" or "cosine:MIN"   CosineLR from base to MIN (default 0) over total steps
+//
+// EVERY and the milestones are positive integers, the milestones strictly
+// increasing; GAMMA is a factor in (0, 1]; MIN is in [0, base). A milestone
+// or step size beyond total is allowed (a shortened run of a longer
+// recipe). The error for a bad spec is one line that names the fault and
+// lists the accepted forms.
+func ParseSchedule(spec string, base float64, total int) (Schedule, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("lr schedule %q: %s (accepted: %s)", spec, fmt.Sprintf(format, args...), ScheduleSyntax)
+	}
+	if !(base > 0) || math.IsInf(base, 0) {
+		return nil, bad("base rate %v must be positive and finite", base)
+	}
+	name, rest, hasArgs := strings.Cut(spec, ":")
+	var args []string
+	if hasArgs {
+		args = strings.Split(rest, ":")
+	}
+	gamma := func(s string) (float64, error) {
+		g, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !(g > 0 && g <= 1) {
+			return 0, bad("GAMMA %q must be a factor in (0, 1]", s)
+		}
+		return g, nil
+	}
+	switch name {
+	case "", "constant":
+		if hasArgs {
+			return nil, bad("constant takes no arguments")
+		}
+		return Constant(base), nil
+	case "step":
+		if len(args) != 2 {
+			return nil, bad("want step:EVERY:GAMMA")
+		}
+		every, err := strconv.Atoi(strings.TrimSpace(args[0]))
+		if err != nil || every < 1 {
+			return nil, bad("EVERY %q must be a positive integer", args[0])
+		}
+		g, err := gamma(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return StepLR{Base: base, StepSize: every, Gamma: g}, nil
+	case "multistep":
+		if len(args) != 2 {
+			return nil, bad("want multistep:M1,M2,...:GAMMA")
+		}
+		var ms []int
+		for _, f := range strings.Split(args[0], ",") {
+			m, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || m < 1 {
+				return nil, bad("milestone %q must be a positive integer", f)
+			}
+			if len(ms) > 0 && m <= ms[len(ms)-1] {
+				return nil, bad("milestone %d after %d: milestones must be strictly increasing", m, ms[len(ms)-1])
+			}
+			ms = append(ms, m)
+		}
+		g, err := gamma(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return MultiStepLR{Base: base, Milestones: ms, Gamma: g}, nil
+	case "cosine":
+		if len(args) > 1 {
+			return nil, bad("want cosine or cosine:MIN")
+		}
+		var lo float64
+		if len(args) == 1 {
+			var err error
+			lo, err = strconv.ParseFloat(strings.TrimSpace(args[0]), 64)
+			if err != nil || !(lo >= 0 && lo < base) {
+				return nil, bad("MIN %q must be a rate in [0, %v), below the base rate", args[0], base)
+			}
+		}
+		if total < 1 {
+			return nil, bad("cosine anneals over the run, which has %d steps", total)
+		}
+		return CosineLR{Base: base, Min: lo, Total: total}, nil
+	}
+	return nil, bad("unknown schedule %q", name)
 }

@@ -14,9 +14,19 @@
 //     produces them); each bucket's asynchronous allreduce starts the moment
 //     its last gradient is ready, so communication overlaps the rest of
 //     backward and only its tail is exposed.
+//   - "ps-sync", "ps-async" (strategy ps): the parameter servers hold the
+//     parameters and run the optimizer; workers push gradients and pull
+//     parameters (ps.ParamServer), synchronously or with bounded staleness.
 //
-// Per step it records the loss, compute time (forward + backward + update),
-// communication time (from each bucket's start to its completion, serialised
-// as the strategy runs them), exposed communication (what the step waited for
-// after backward), and images/s; per epoch, test loss and accuracy.
+// The learning rate follows Config.LRSchedule (step, multistep, cosine),
+// optionally after a linear warm-up (Config.LRWarmup), stepped once per
+// epoch as torch's schedulers are: the workers' optimizer takes it at the
+// start of each epoch, and in the ps modes every gradient push carries it
+// to the servers.
+//
+// Per step it records the loss, the learning rate, compute time (forward +
+// backward + update), communication time (from each bucket's start to its
+// completion, serialised as the strategy runs them), exposed communication
+// (what the step waited for after backward), and images/s; per epoch, test
+// loss and accuracy.
 package train

@@ -16,7 +16,9 @@ import (
 // and pulls the parameters back. With the strategy's staleness option at 0
 // (mode ps-sync) a pull waits for every worker's gradient of that step, so
 // the replicas stay identical; with staleness s > 0 (ps-async) a worker may
-// run up to s steps ahead of the slowest, and replicas may differ.
+// run up to s steps ahead of the slowest, and replicas may differ. Each
+// push carries the step's learning rate, so the servers follow the
+// schedule.
 type paramServer struct {
 	comm   collective.Comm
 	server ps.ParamServer
@@ -32,10 +34,10 @@ func newParamServer(cfg Config, comm collective.Comm) (*paramServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("mode %s needs the ps strategy (its servers hold the parameters), not %s", cfg.Mode, comm.Strategy())
 	}
-	return &paramServer{comm: comm, server: server, opt: ps.SGD{LR: float32(cfg.LR), Momentum: float32(cfg.Momentum)}}, nil
+	return &paramServer{comm: comm, server: server, opt: ps.SGD{Momentum: float32(cfg.Momentum)}}, nil
 }
 
-func (p *paramServer) step(ctx context.Context, net *nn.Net, b *data.Batch) (*stepStats, error) {
+func (p *paramServer) step(ctx context.Context, net *nn.Net, b *data.Batch, lr float64) (*stepStats, error) {
 	if !p.inited {
 		// Rank 0's weights become every replica's, on the servers too.
 		if err := p.server.InitParams(ctx, paramsKey, net.Data, p.opt); err != nil {
@@ -48,7 +50,7 @@ func (p *paramServer) step(ctx context.Context, net *nn.Net, b *data.Batch) (*st
 	st.loss, _ = net.ForwardBackward(&nn.Tensor{Shape: b.Shape[:], Data: b.X}, b.Labels)
 	st.computeMs = msSince(st.start)
 	commStart := time.Now()
-	if err := p.server.PushGrad(ctx, paramsKey, net.Grad, p.steps); err != nil {
+	if err := p.server.PushGrad(ctx, paramsKey, net.Grad, p.steps, float32(lr)); err != nil {
 		return nil, err
 	}
 	if err := p.server.PullParams(ctx, paramsKey, net.Data, p.steps); err != nil {

@@ -21,9 +21,11 @@ type stepStats struct {
 }
 
 // syncer runs forward and backward on a batch and averages the gradients
-// across ranks, in one mode's way.
+// across ranks, in one mode's way. lr is the step's learning rate, for the
+// modes whose servers apply the update; the others leave it to the
+// worker's optimizer.
 type syncer interface {
-	step(ctx context.Context, net *nn.Net, b *data.Batch) (*stepStats, error)
+	step(ctx context.Context, net *nn.Net, b *data.Batch, lr float64) (*stepStats, error)
 	// updatesLocally reports whether the worker applies the optimizer.
 	updatesLocally() bool
 }
@@ -51,7 +53,7 @@ func (*ddp) updatesLocally() bool      { return true }
 // then divides by the world size: the tutorial's average_gradients.
 type tutorial struct{ comm collective.Comm }
 
-func (t *tutorial) step(ctx context.Context, net *nn.Net, b *data.Batch) (*stepStats, error) {
+func (t *tutorial) step(ctx context.Context, net *nn.Net, b *data.Batch, _ float64) (*stepStats, error) {
 	st := &stepStats{start: time.Now()}
 	net.ZeroGrad()
 	st.loss, _ = net.ForwardBackward(&nn.Tensor{Shape: b.Shape[:], Data: b.X}, b.Labels)
@@ -81,7 +83,7 @@ type ddp struct {
 	pending []int             // gradients each bucket still waits for
 }
 
-func (d *ddp) step(ctx context.Context, net *nn.Net, b *data.Batch) (*stepStats, error) {
+func (d *ddp) step(ctx context.Context, net *nn.Net, b *data.Batch, _ float64) (*stepStats, error) {
 	if d.owner == nil {
 		d.owner = map[*nn.Param]int{}
 		for i, bk := range d.buckets {

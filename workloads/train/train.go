@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ type Config struct {
 	Model     string  `json:"model"`
 	Dataset   string  `json:"dataset"`
 	DataDir   string  `json:"data_dir,omitempty"` // default data/<dataset>
-	Mode      string  `json:"mode"`               // tutorial | ddp
+	Mode      string  `json:"mode"`               // see Modes
 	Epochs    int     `json:"epochs"`
 	Batch     int     `json:"batch"`
 	LR        float64 `json:"lr"`
@@ -32,6 +33,15 @@ type Config struct {
 	Decay     float64 `json:"weight_decay,omitempty"`
 	BucketMiB float64 `json:"bucket_mb,omitempty"` // ddp bucket cap; default 25
 	Seed      uint64  `json:"seed"`
+	// LRSchedule is how the learning rate changes from LR, epoch by epoch,
+	// in nn.ParseSchedule's forms: "" or "constant", "step:EVERY:GAMMA",
+	// "multistep:M1,M2,...:GAMMA", "cosine" or "cosine:MIN" (annealed over
+	// Epochs). See Schedule.
+	LRSchedule string `json:"lr_schedule,omitempty"`
+	// LRWarmup, if positive, ramps the rate up linearly over the first
+	// LRWarmup epochs: epoch e < LRWarmup trains at (e+1)/(LRWarmup+1) of
+	// the schedule's rate.
+	LRWarmup int `json:"lr_warmup,omitempty"`
 	// MaxSteps, if positive, ends each epoch after this many steps (for
 	// quick runs; the test set is still evaluated whole).
 	MaxSteps int `json:"max_steps,omitempty"`
@@ -62,16 +72,40 @@ func (c *Config) Validate(np int) error {
 		return fmt.Errorf("epochs %d: must be at least 1", c.Epochs)
 	case c.Batch < np || c.Batch%np != 0:
 		return fmt.Errorf("global batch %d must be a positive multiple of np %d", c.Batch, np)
-	case c.LR <= 0:
-		return fmt.Errorf("lr %g: must be positive", c.LR)
+	case !(c.LR > 0) || math.IsInf(c.LR, 1):
+		return fmt.Errorf("lr %g: must be positive and finite", c.LR)
 	case c.Momentum < 0 || c.Momentum >= 1:
 		return fmt.Errorf("momentum %g: must be in [0, 1)", c.Momentum)
+	case c.LRWarmup < 0:
+		return fmt.Errorf("lr warm-up of %d epochs: must not be negative", c.LRWarmup)
 	case c.BucketMiB < 0:
 		return fmt.Errorf("bucket size %g MiB: must not be negative", c.BucketMiB)
 	case strings.HasPrefix(c.Mode, "ps-") && (c.Nesterov || c.Decay != 0):
 		return fmt.Errorf("mode %s: the parameter servers run plain SGD with momentum (no Nesterov, no weight decay)", c.Mode)
 	}
+	if _, err := c.Schedule(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// Schedule is the run's learning rate by epoch: epoch e (from 0) trains at
+// Schedule().LR(e), the rate LRSchedule gives from LR over Epochs, as a
+// torch scheduler stepped once per epoch would. With LRWarmup = W > 0 it
+// is wrapped in nn.Warmup with StartFactor 1/(W+1): epochs 0 … W−1 train
+// at 1/(W+1), 2/(W+1), … W/(W+1) of the schedule's rate, an even ramp that
+// reaches the full rate at epoch W and never trains at 0. (torch's
+// LinearLR starts at 1/3 by default; Goyal et al. start at lr/k for k
+// workers, which would make the schedule depend on np; this does not.)
+func (c *Config) Schedule() (nn.Schedule, error) {
+	s, err := nn.ParseSchedule(c.LRSchedule, c.LR, c.Epochs)
+	if err != nil {
+		return nil, err
+	}
+	if c.LRWarmup > 0 {
+		s = nn.Warmup{Steps: c.LRWarmup, StartFactor: 1 / float64(c.LRWarmup+1), Then: s}
+	}
+	return s, nil
 }
 
 func contains(list []string, s string) bool {
@@ -140,6 +174,10 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 	if err := comm.Broadcast(ctx, collective.FromFloat32(net.Data), 0); err != nil {
 		return nil, fmt.Errorf("broadcasting initial weights: %w", err)
 	}
+	sched, err := cfg.Schedule()
+	if err != nil {
+		return nil, err
+	}
 	opt := &nn.SGD{LR: cfg.LR, Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.Decay}
 	if err := opt.Validate(); err != nil {
 		return nil, err
@@ -172,12 +210,16 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 		if err != nil {
 			return nil, err
 		}
+		// The schedule steps once per epoch; the servers of the ps modes
+		// get the rate with every gradient.
+		lr := sched.LR(epoch - 1)
+		opt.LR = lr
 		net.SetTrain(true)
 		for b := ep.Next(); b != nil; b = ep.Next() {
 			if cfg.MaxSteps > 0 && b.Number >= cfg.MaxSteps {
 				break
 			}
-			st, err := sync.step(ctx, net, b)
+			st, err := sync.step(ctx, net, b, lr)
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
 			}
@@ -190,7 +232,7 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 			sum.FinalLoss = float64(st.loss)
 			if rank == 0 {
 				r := base
-				r.Epoch, r.Step, r.Loss = epoch, step, float64(st.loss)
+				r.Epoch, r.Step, r.Loss, r.LR = epoch, step, float64(st.loss), lr
 				r.ComputeMs, r.CommMs, r.ExposedMs = st.computeMs, st.commMs, st.exposedMs
 				r.WallSeconds = time.Since(start).Seconds()
 				r.ImagesPerS = float64(cfg.Batch) / (msSince(st.start) / 1e3)
@@ -207,7 +249,7 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 		if rank == 0 {
 			r := base
 			r.Kind, r.Epoch, r.Step, r.TestLoss, r.TestAcc = results.KindTrainEpoch, epoch, step, tl, ta
-			r.Loss = sum.FinalLoss
+			r.Loss, r.LR = sum.FinalLoss, lr
 			r.WallSeconds = time.Since(start).Seconds()
 			r.ImagesPerS = float64(step*cfg.Batch) / r.WallSeconds
 			if err := emit(&r); err != nil {

@@ -3,7 +3,9 @@ package train
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,8 @@ import (
 	_ "github.com/distbench/distbench/strategies/ps"
 	_ "github.com/distbench/distbench/strategies/ring"
 	"github.com/distbench/distbench/workloads/data"
+	"github.com/distbench/distbench/workloads/models"
+	"github.com/distbench/distbench/workloads/nn"
 )
 
 // synthetic is a 28×28 dataset whose class k is a bright 7×7 square in the
@@ -164,6 +168,149 @@ func TestConfigValidate(t *testing.T) {
 	if err := good.Validate(2); err != nil {
 		t.Error(err)
 	}
+
+	// A bad schedule is one line that says what is wrong and what is accepted.
+	for _, tc := range []struct {
+		schedule string
+		warmup   int
+		want     string
+	}{
+		{"exponential:0.9", 0, `lr schedule "exponential:0.9": unknown schedule "exponential" (accepted: constant, step:EVERY:GAMMA, multistep:M1,M2,...:GAMMA, cosine, cosine:MIN)`},
+		{"step:0:0.1", 0, `lr schedule "step:0:0.1": EVERY "0" must be a positive integer (accepted: `},
+		{"multistep:30,20:0.1", 0, "milestone 20 after 30: milestones must be strictly increasing (accepted: "},
+		{"cosine:0.5", 0, `MIN "0.5" must be a rate in [0, 0.01), below the base rate (accepted: `},
+		{"step:30:0.1", -1, "lr warm-up of -1 epochs: must not be negative"},
+	} {
+		c := good
+		c.LRSchedule, c.LRWarmup = tc.schedule, tc.warmup
+		err := c.Validate(2)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("schedule %q warm-up %d: %v, want one line with %q", tc.schedule, tc.warmup, err, tc.want)
+		}
+	}
+	for _, spec := range []string{"", "constant", "step:30:0.1", "multistep:30,60,80:0.1", "cosine", "cosine:0.001"} {
+		c := good
+		c.LRSchedule, c.LRWarmup = spec, 5
+		if err := c.Validate(2); err != nil {
+			t.Errorf("schedule %q: %v", spec, err)
+		}
+	}
+}
+
+// TestConfigSchedule checks the rate of each epoch, warm-up included.
+func TestConfigSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		schedule string
+		warmup   int
+		want     []float64 // epochs 0, 1, …
+	}{
+		{"", 0, []float64{0.4, 0.4, 0.4, 0.4, 0.4, 0.4}},
+		{"step:2:0.5", 0, []float64{0.4, 0.4, 0.2, 0.2, 0.1, 0.1}},
+		{"multistep:1,4:0.1", 0, []float64{0.4, 0.04, 0.04, 0.04, 0.004, 0.004}},
+		{"cosine", 0, []float64{0.4, 0.3732050807569, 0.3, 0.2, 0.1, 0.0267949192431}},
+		// Warm-up over 3 epochs: 1/4, 2/4, 3/4 of the rate, then all of it.
+		{"", 3, []float64{0.1, 0.2, 0.3, 0.4, 0.4, 0.4}},
+		// Goyal et al.'s shape: warm-up, then steps (t is not shifted).
+		{"multistep:4,5:0.1", 2, []float64{0.4 / 3, 0.8 / 3, 0.4, 0.4, 0.04, 0.004}},
+	} {
+		c := Config{LR: 0.4, Epochs: 6, LRSchedule: tc.schedule, LRWarmup: tc.warmup}
+		s, err := c.Schedule()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e, want := range tc.want {
+			if got := s.LR(e); math.Abs(got-want) > 1e-12 {
+				t.Errorf("%q warm-up %d: epoch %d at %.13g, want %.13g", tc.schedule, tc.warmup, e, got, want)
+			}
+		}
+	}
+}
+
+// TestLRScheduleApplied runs two epochs of step:1:0.1 in every mode: the
+// records say epoch 1 trained at lr and epoch 2 at lr/10.
+func TestLRScheduleApplied(t *testing.T) {
+	for _, tc := range []struct {
+		mode, strategy string
+		opts           map[string]string
+	}{
+		{"ddp", "ring", nil},
+		{"tutorial", "ring", nil},
+		{"ps-sync", "ps", nil},
+		{"ps-async", "ps", map[string]string{"staleness": "1"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cfg := Config{Model: "mlp", Dataset: "mnist", Mode: tc.mode, Epochs: 2, Batch: 32, LR: 0.05, Momentum: 0.5,
+				Seed: 3, MaxSteps: 2, LRSchedule: "step:1:0.1", Workers: 1}
+			res := trainWorldWith(t, 2, cfg, tc.strategy, tc.opts)
+			want := map[int]float64{1: 0.05, 2: 0.005}
+			var n int
+			for _, r := range res.steps {
+				if math.Abs(r.LR-want[r.Epoch]) > 1e-15 {
+					t.Errorf("%s epoch %d step %d: lr %v, want %v", r.Kind, r.Epoch, r.Step, r.LR, want[r.Epoch])
+				}
+				n++
+			}
+			if n != 2*(2+1) {
+				t.Errorf("%d records, want 2 epochs × (2 steps + 1 epoch record)", n)
+			}
+		})
+	}
+}
+
+// TestLRScheduleUsed checks that the schedule's rate is the one the update
+// uses, in a worker-side mode and a server-side one: one rank's training
+// under step:1:0.1 ends with exactly the weights of plain SGD run here at
+// lr for an epoch's steps, then lr/10.
+func TestLRScheduleUsed(t *testing.T) {
+	trainSet := synthetic(384, 1)
+	cfg := Config{Model: "mlp", Dataset: "mnist", Epochs: 2, Batch: 32, LR: 0.05, Momentum: 0.5, Seed: 7,
+		MaxSteps: 3, LRSchedule: "step:1:0.1", Workers: 1}
+	want := referenceWeights(t, cfg, trainSet, []float64{0.05, 0.05 * 0.1})
+	constant := referenceWeights(t, cfg, trainSet, []float64{0.05, 0.05})
+	if want == constant {
+		t.Fatal("the reference does not tell the rates apart")
+	}
+	for _, tc := range []struct{ mode, strategy string }{{"ddp", "ring"}, {"ps-sync", "ps"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c := cfg
+			c.Mode = tc.mode
+			if got := trainWorldWith(t, 1, c, tc.strategy, nil).sums[0].WeightsHash; got != want {
+				t.Errorf("weights %x, want %x (%x at a constant rate)", got, want, constant)
+			}
+		})
+	}
+}
+
+// referenceWeights is the hash of the weights that plain SGD reaches on one
+// rank, as Run sets it up, at lrs[e] in epoch e.
+func referenceWeights(t *testing.T, cfg Config, trainSet *data.Dataset, lrs []float64) uint64 {
+	t.Helper()
+	net, err := models.New(cfg.Model, models.Shape{C: trainSet.C, H: trainSet.H, W: trainSet.W}, trainSet.Classes, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net.SeedDropout(cfg.Seed * 7919)
+	net.Ctx.Workers = cfg.Workers
+	sampler, err := data.NewDistributedSampler(trainSet.N, 1, 0, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := &data.Loader{Data: trainSet, BatchSize: cfg.Batch, Sampler: sampler, Seed: cfg.Seed, DropLast: true}
+	opt := &nn.SGD{Momentum: cfg.Momentum}
+	for e, lr := range lrs {
+		ep, err := loader.Epoch(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.LR = lr
+		net.SetTrain(true)
+		for b := ep.Next(); b != nil && b.Number < cfg.MaxSteps; b = ep.Next() {
+			net.ZeroGrad()
+			net.ForwardBackward(&nn.Tensor{Shape: b.Shape[:], Data: b.X}, b.Labels)
+			opt.Step(net.Data, net.Grad)
+		}
+	}
+	return hashWeights(net.Data)
 }
 
 // newStore is a rendezvous store in this process, for the parameter
