@@ -133,12 +133,7 @@ func TestRunPeerDies(t *testing.T) {
 	dead := regexp.MustCompile(`rank 2 \(127\.0\.0\.1:\d+\)`)
 	opSeq := regexp.MustCompile(`ring: \w+ #\d+`)
 	for _, r := range []string{"rank 0", "rank 1", "rank 3"} {
-		var line string
-		for _, l := range strings.Split(stderr, "\n") {
-			if strings.HasPrefix(l, "["+r+"] distbench: ") {
-				line = l
-			}
-		}
+		line := lastError(stderr, r)
 		if line == "" {
 			t.Errorf("%s reported no error:\n%s", r, stderr)
 			continue
@@ -177,12 +172,7 @@ func TestRunPeerStops(t *testing.T) {
 	addr := regexp.MustCompile(`rank 1 \(127\.0\.0\.1:\d+\)`)
 	stopped := regexp.MustCompile(`rank 1( \(127\.0\.0\.1:\d+\))? did not answer`)
 	for _, r := range []string{"rank 0", "rank 2", "rank 3"} {
-		var line string
-		for _, l := range strings.Split(stderr, "\n") {
-			if strings.HasPrefix(l, "["+r+"] distbench: ") {
-				line = l
-			}
-		}
+		line := lastError(stderr, r)
 		if line == "" {
 			t.Errorf("%s reported no error:\n%s", r, stderr)
 			continue
@@ -191,6 +181,18 @@ func TestRunPeerStops(t *testing.T) {
 			t.Errorf("%s's error does not name the stopped rank 1 with its address and the operation: %s", r, line)
 		}
 	}
+}
+
+// lastError is the last error line the launcher relayed from rank (e.g.
+// "rank 2") in stderr, or "".
+func lastError(stderr, rank string) string {
+	var line string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "["+rank+"] distbench: ") {
+			line = l
+		}
+	}
+	return line
 }
 
 func readJSONL(t *testing.T, path string) []results.Record {
