@@ -88,6 +88,8 @@ const (
 //	    np: [2]
 //	    steps: 200
 //	    batch: 64
+//	    lr: 0.1
+//	    lr_schedule: step:1:0.5     # as train's --lr-schedule; lr_warmup: N epochs
 type Plan struct {
 	Name string `yaml:"name,omitempty"`
 	// Settings every block inherits; a block may override iters and warmup.
@@ -195,10 +197,12 @@ type TrainingBlock struct {
 	NP          []int             `yaml:"np"`
 	Links       []string          `yaml:"links,omitempty"`
 	Options     map[string]string `yaml:"options,omitempty"`
-	Epochs      int               `yaml:"epochs,omitempty"` // default 1
-	Steps       int               `yaml:"steps,omitempty"`  // per epoch; 0 is the whole epoch
-	Batch       int               `yaml:"batch,omitempty"`  // global; default 128
-	LR          float64           `yaml:"lr,omitempty"`     // default 0.01
+	Epochs      int               `yaml:"epochs,omitempty"`      // default 1
+	Steps       int               `yaml:"steps,omitempty"`       // per epoch; 0 is the whole epoch
+	Batch       int               `yaml:"batch,omitempty"`       // global; default 128
+	LR          float64           `yaml:"lr,omitempty"`          // default 0.01
+	LRSchedule  string            `yaml:"lr_schedule,omitempty"` // as --lr-schedule; default constant
+	LRWarmup    int               `yaml:"lr_warmup,omitempty"`   // epochs, as --lr-warmup
 	Momentum    *float64          `yaml:"momentum,omitempty"`
 	BucketCapMB float64           `yaml:"bucket_cap_mb,omitempty"`
 	Seed        uint64            `yaml:"seed,omitempty"` // default 1
@@ -1002,7 +1006,8 @@ func (x *expander) peers() error {
 func (x *expander) training(b *TrainingBlock, where string) error {
 	cfg := train.Config{
 		Model: b.Model, Dataset: b.Dataset, DataDir: b.DataDir, Mode: b.Mode, Epochs: b.Epochs, MaxSteps: b.Steps,
-		Batch: b.Batch, LR: b.LR, Momentum: DefaultTrainMomentum, BucketMiB: b.BucketCapMB, Seed: b.Seed,
+		Batch: b.Batch, LR: b.LR, LRSchedule: b.LRSchedule, LRWarmup: b.LRWarmup,
+		Momentum: DefaultTrainMomentum, BucketMiB: b.BucketCapMB, Seed: b.Seed,
 	}
 	if cfg.Mode == "" {
 		cfg.Mode = "ddp"
@@ -1101,6 +1106,12 @@ func trainID(s *Spec) string {
 	}
 	id += fmt.Sprintf("/batch=%d/lr=%s/momentum=%s/seed=%d", c.Batch,
 		strconv.FormatFloat(c.LR, 'g', -1, 64), strconv.FormatFloat(c.Momentum, 'g', -1, 64), c.Seed)
+	if c.LRSchedule != "" && c.LRSchedule != "constant" {
+		id += "/lr_schedule=" + c.LRSchedule
+	}
+	if c.LRWarmup > 0 {
+		id += fmt.Sprintf("/lr_warmup=%d", c.LRWarmup)
+	}
 	if c.BucketMiB > 0 {
 		id += "/bucket_mb=" + strconv.FormatFloat(c.BucketMiB, 'g', -1, 64)
 	}

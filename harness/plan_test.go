@@ -303,6 +303,31 @@ training:
 			},
 		},
 		{
+			name: "training with a learning-rate schedule: the schedule is part of the point",
+			src: `
+training:
+  - model: lenet
+    dataset: mnist
+    data_dir: .
+    strategies: [ring]
+    np: [2]
+    epochs: 3
+    lr: 0.1
+    lr_schedule: multistep:1,2:0.1
+    lr_warmup: 1
+`,
+			groups: 1, points: 1,
+			check: func(t *testing.T, e *Expanded) {
+				g := e.Groups[0]
+				if c := g.Spec.Train; c.LRSchedule != "multistep:1,2:0.1" || c.LRWarmup != 1 {
+					t.Errorf("train %+v", c)
+				}
+				if want := "train/lenet/mnist/ddp/ring/np=2/epochs=3/batch=128/lr=0.1/momentum=0.5/seed=1/lr_schedule=multistep:1,2:0.1/lr_warmup=1"; g.Points[0].ID != want {
+					t.Errorf("id %q, want %q", g.Points[0].ID, want)
+				}
+			},
+		},
+		{
 			name: "training without its dataset is recorded as skipped",
 			src: `
 training:
@@ -430,6 +455,7 @@ func TestPlanBad(t *testing.T) {
 		{"training mode", "training:\n  - model: lenet\n    dataset: mnist\n    mode: fsdp\n    strategies: [ring]\n    np: [2]\n    steps: 1\n", `mode "fsdp"`},
 		{"training batch", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    batch: 3\n", "batch 3 must be a positive multiple of np 2"},
 		{"training steps", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    steps: -1\n", "steps -1"},
+		{"training lr schedule", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    lr_schedule: linear\n", `"linear"`},
 		{"nothing can run", "skip_unavailable: true\ncollectives:\n  - strategies: [testunavailable]" + block, "nothing can run here"},
 	}
 	for _, tt := range tests {
