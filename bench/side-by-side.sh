@@ -6,7 +6,8 @@
 # order rotated from round to round; the summary is, per tool and size, the
 # median over rounds of each round's median time (the slowest rank's, per
 # iteration, as everywhere in distbench), the busbw that gives, and the
-# ratios. Issue 2's targets read off its last lines.
+# ratios: of those medians, and the median of the per-round ratios. Issue 2's
+# targets read off its last lines.
 #
 # Usage: bench/side-by-side.sh [ROUNDS] [SIZES] [NP] [STRATEGY]
 #   e.g. bench/side-by-side.sh 5 4KiB,16MiB,64MiB 2 ring
@@ -28,7 +29,7 @@ iters_for() { # many iterations for small sizes, where one costs microseconds
 	esac
 }
 
-run_tool() { # tool size -> appends "tool size median_us" to $out/results
+run_tool() { # tool size -> appends "tool size median_us round" to $out/results
 	local tool=$1 size=$2 it wu
 	read -r it wu <<<"$(iters_for "$size")"
 	case $tool in
@@ -46,7 +47,7 @@ for l in sys.stdin: r=json.loads(l); print("mpi", r["bytes"], st.median(r["sampl
 		$py bench/peers/gloo_allreduce.py --np "$np" --sizes "$size" --iters "$it" --warmup "$wu" 2>/dev/null |
 			sed -n 's/^distbench-record //p' | $py -c 'import sys,json,statistics as st
 for l in sys.stdin: r=json.loads(l); print("gloo", r["bytes"], st.median(r["samples_us"]))' ;;
-	esac >>"$out/results"
+	esac | sed "s/\$/ $round/" >>"$out/results" # tool size median_us round
 }
 
 tools=(distbench mpi gloo)
@@ -63,9 +64,11 @@ import sys, statistics as st
 from collections import defaultdict
 path, np_, strategy = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 t = defaultdict(list)
+by_round = {}  # (tool, size, round) -> median us
 for line in open(path):
-    tool, size, us = line.split()
+    tool, size, us, rnd = line.split()
     t[(tool, int(size))].append(float(us))
+    by_round[(tool, int(size), int(rnd))] = float(us)
 factor = 2 * (np_ - 1) / np_  # allreduce busbw = algbw × 2(n−1)/n
 sizes = sorted({s for _, s in t})
 print(f"# allreduce float32 sum in place, np {np_}, {strategy}; median over rounds of per-round median times")
@@ -86,5 +89,11 @@ for s in sizes:
     for peer in ("mpi", "gloo"):
         p = med.get((peer, s))
         if d and p:
-            print(f"size {s}: {peer} time / distbench time = {p / d:.2f} (above 1: distbench is faster)")
+            # The same ratio round by round, each pair measured minutes apart
+            # at most: a burst of load that slows one round of both tools
+            # cancels out of it.
+            paired = [by_round[(peer, s, r)] / by_round[("distbench", s, r)]
+                      for (tool, size, r) in by_round if tool == "distbench" and size == s and (peer, s, r) in by_round]
+            print(f"size {s}: {peer} time / distbench time = {p / d:.2f}; median of per-round ratios "
+                  f"{st.median(paired):.2f} over {len(paired)} rounds (above 1: distbench is faster)")
 PY
