@@ -52,6 +52,18 @@ func (c *Call) Send(peer int, channel uint8, data []byte) error {
 	return nil
 }
 
+// SendRecv sends data to group rank to and receives the next message from
+// group rank from into buf, both on channel: the receive is posted first, so
+// the message lands straight in buf, and the exchange costs no goroutine.
+func (c *Call) SendRecv(channel uint8, to int, data []byte, from int, buf []byte) error {
+	posted := c.PostRecv(from, channel, buf)
+	if err := c.Send(to, channel, data); err != nil {
+		posted.Cancel()
+		return err
+	}
+	return posted.Wait()
+}
+
 // Recv receives the next message from group rank peer on channel into buf.
 func (c *Call) Recv(peer int, channel uint8, buf []byte) error {
 	g := c.g

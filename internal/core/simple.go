@@ -200,14 +200,7 @@ func (Simple) AllToAll(c *Call, out, in collective.Tensor) error {
 func (Simple) Barrier(c *Call) error {
 	n, me := c.Size(), c.Rank()
 	for k, d := uint8(0), 1; d < n; k, d = k+1, d*2 {
-		to, from := (me+d)%n, (me-d+n)%n
-		// Post, send, wait: a round costs no goroutines.
-		posted := c.PostRecv(from, k, nil)
-		if err := c.Send(to, k, nil); err != nil {
-			posted.Cancel()
-			return err
-		}
-		if err := posted.Wait(); err != nil {
+		if err := c.SendRecv(k, (me+d)%n, nil, (me-d+n)%n, nil); err != nil {
 			return err
 		}
 	}

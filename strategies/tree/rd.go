@@ -44,16 +44,7 @@ func (a *algorithms) recursiveDoubling(c *core.Call, t collective.Tensor, op col
 	}
 	for k, mask := 0, 1; mask < p; k, mask = k+1, mask<<1 {
 		partner := r ^ mask
-		// Post the receive, send, then wait: no goroutine per step, and
-		// the partner's message lands straight in buf.
-		posted := c.PostRecv(partner, 0, buf)
-		err := c.Send(partner, 0, t.Data)
-		if err == nil {
-			err = posted.Wait()
-		} else {
-			posted.Cancel()
-		}
-		if err != nil {
+		if err := c.SendRecv(0, partner, t.Data, partner, buf); err != nil {
 			return fmt.Errorf("rd step %d of %d: %w", k+1, log2(p), err)
 		}
 		if partner > r {
