@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/units"
@@ -71,6 +72,18 @@ func ParseChunk(value string) (int, error) {
 		return 0, fmt.Errorf("option chunk=%s out of range (accepted: %s to %s)", value, units.FormatBytes(MinChunk), units.FormatBytes(MaxChunk))
 	}
 	return int(n), nil
+}
+
+// ParseChoice parses the value of a strategy option that names one of
+// choices (an "algo" option, say) and returns its index; an unknown value is
+// an error that lists the accepted ones.
+func ParseChoice(key, value string, choices []string) (int, error) {
+	for i, c := range choices {
+		if value == c {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("option %s=%q unknown (accepted: %s)", key, value, strings.Join(choices, ", "))
 }
 
 // ChunkBytes rounds a chunk size down to whole elements of dt, and to at

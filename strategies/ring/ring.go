@@ -56,15 +56,11 @@ func parseOptions(opts map[string]string) (options, error) {
 	for k, v := range opts {
 		switch k {
 		case "algo":
-			found := false
-			for a, name := range algoNames {
-				if v == name {
-					o.algo, found = algo(a), true
-				}
+			a, err := core.ParseChoice(k, v, algoNames[:])
+			if err != nil {
+				return o, err
 			}
-			if !found {
-				return o, fmt.Errorf("option algo=%q unknown (accepted: auto, rsag, whole)", v)
-			}
+			o.algo = algo(a)
 		case "chunk":
 			n, err := core.ParseChunk(v)
 			if err != nil {

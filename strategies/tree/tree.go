@@ -40,15 +40,6 @@ var algoNames = [...]string{algoAuto: "auto", algoDBTree: "dbtree", algoRD: "rd"
 
 func (a algo) String() string { return algoNames[a] }
 
-func parseAlgo(s string) (algo, error) {
-	for a, name := range algoNames {
-		if s == name {
-			return algo(a), nil
-		}
-	}
-	return 0, fmt.Errorf("option algo=%q unknown (accepted: auto, dbtree, rd)", s)
-}
-
 type options struct {
 	algo  algo
 	chunk int
@@ -59,11 +50,11 @@ func parseOptions(opts map[string]string) (options, error) {
 	for k, v := range opts {
 		switch k {
 		case "algo":
-			a, err := parseAlgo(v)
+			a, err := core.ParseChoice(k, v, algoNames[:])
 			if err != nil {
 				return o, err
 			}
-			o.algo = a
+			o.algo = algo(a)
 		case "chunk":
 			n, err := core.ParseChunk(v)
 			if err != nil {
