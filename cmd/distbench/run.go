@@ -171,6 +171,9 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	spec := &harness.Spec{
 		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check,
+		// Every iteration's time (the slowest rank's) goes into --json,
+		// so that a distribution, not only its summary, can be studied.
+		KeepSamples: true,
 	}
 	for _, s := range sizes {
 		for _, inplace := range modes {

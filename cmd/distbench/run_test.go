@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,8 @@ func TestRunProcesses(t *testing.T) {
 	}
 	for _, r := range recs {
 		if r.Collective != "allreduce" || r.Strategy != "ring" || r.NP != 3 || r.DType != "float32" || r.Op != "sum" ||
-			r.TimeUs <= 0 || r.TimeUsP95 < r.TimeUs || r.AlgBWGBs <= 0 || r.BusBWGBs <= r.AlgBWGBs || r.Wrong != 0 || r.Count*4 != r.Bytes {
+			r.TimeUs <= 0 || r.TimeUsP95 < r.TimeUs || r.AlgBWGBs <= 0 || r.BusBWGBs <= r.AlgBWGBs || r.Wrong != 0 || r.Count*4 != r.Bytes ||
+			len(r.SamplesUs) != r.Iters || slices.Min(r.SamplesUs) > r.TimeUs || slices.Max(r.SamplesUs) < r.TimeUs {
 			t.Errorf("bad record: %+v", r)
 		}
 	}
