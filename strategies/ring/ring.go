@@ -10,16 +10,43 @@ import (
 // Name is the strategy's registered name.
 const Name = "ring"
 
-// DefaultChunk is the largest pipeline chunk unless the chunk option says
-// otherwise. Unset, the chunk is a quarter of the largest segment (of the
-// buffer, for the chains) between MinAutoChunk and DefaultChunk, so that even
+// DefaultChunk is the largest pipeline chunk of a chain (broadcast, reduce)
+// and of a pass of one step (allgather and reduce-scatter at np 2) unless
+// the chunk option says otherwise; ForwardChunk is that of a pass whose
+// ranks forward what they receive (allreduce; allgather and reduce-scatter
+// above np 2). Unset, the chunk is a quarter of the largest segment (of the
+// buffer, for the chains) between MinAutoChunk and the largest, so that even
 // a segment of a few hundred kilobytes crosses the ring as a pipeline of
-// four. Measured at np 2 over loopback, ranks on a core each: 1 MiB
-// allreduce took 760-870 µs with one 512 KiB chunk per step and 520-660 µs
-// with 128 KiB chunks, while 16 MiB took 6.8-7.3 ms with 1 MiB chunks and
-// 8.1-8.5 ms with 256 KiB ones (each message costs a wake-up and a pass
-// through the matching engine).
-const DefaultChunk = 1 << 20
+// four.
+//
+// Where nothing is forwarded, or a chunk is forwarded the moment it arrives
+// (the chains), larger chunks only save messages, each of which costs a
+// wake-up and a pass through the matching engine. A pass forwards chunk c
+// about waveLag chunks after it arrived (see [waveLag]): at 256 KiB that
+// chunk, with the ones arriving and leaving meanwhile, is still in the
+// core's L2 (1 MiB on the AMD EPYC we measured on; 1–2 MiB on current
+// server cores) when the kernel copies it into the socket; at 1 MiB it has
+// gone to L3 or memory, and a rank that is a little behind also forwards
+// colder chunks, which puts it further behind.
+//
+// Measured with `distbench run --inplace in --opt chunk=256KiB|1MiB`, the two
+// interleaved, on a 2-core VM over loopback, median of round medians:
+//
+//	allreduce np 2:  4 MiB 1.16 vs 1.42 ms, 16 MiB 5.15 vs 5.62 ms (7 rounds),
+//	                 64 MiB 22.2 vs 23.8 ms (15 rounds), iterations within a
+//	                 launch 20.5–25 ms vs 21–40 ms; 512 KiB: 25.6 ms
+//	allreduce np 4:  4 MiB 9.5 vs 12.2 ms, 16 MiB 28.1 vs 31.5 ms, 64 MiB
+//	                 105 vs 106 ms (np 8: 22.0 vs 23.7, 68 vs 75, 245 vs 245)
+//	allgather, reduce-scatter np 4: 16 MiB 14.5 vs 22.3 and 18.6 vs 24.8 ms,
+//	                 64 MiB equal
+//	one step (np 2): allgather 64 MiB 12.8 vs 11.2 ms, reduce-scatter 16 MiB
+//	                 5.4 vs 4.9 ms; chains np 4: broadcast 16 MiB 25.7 vs
+//	                 20.3 ms, 64 MiB 74.5 vs 61.4 ms; reduce 64 MiB 80 vs 70
+//	                 ms (each 5 rounds)
+const (
+	DefaultChunk = 1 << 20
+	ForwardChunk = 256 << 10
+)
 
 // MinAutoChunk is the smallest chunk the automatic choice makes.
 const MinAutoChunk = 64 << 10
@@ -83,12 +110,26 @@ type algorithms struct {
 
 var _ core.Algorithms = (*algorithms)(nil)
 
-// chunkBytes is the chunk size, in whole elements of dt, for pipelining
-// segments of at most span bytes.
+// chunkBytes is the chunk size, in whole elements of dt, for pipelining a
+// chain over a buffer of span bytes.
 func (a *algorithms) chunkBytes(dt collective.DType, span int) int {
+	return a.chunkUpTo(dt, span, DefaultChunk)
+}
+
+// passChunk is the chunk size of a pass of steps steps over segs: see
+// DefaultChunk and ForwardChunk.
+func (a *algorithms) passChunk(dt collective.DType, segs [][2]int, steps int) int {
+	limit := DefaultChunk
+	if steps > 1 {
+		limit = ForwardChunk
+	}
+	return a.chunkUpTo(dt, largest(segs), limit)
+}
+
+func (a *algorithms) chunkUpTo(dt collective.DType, span, limit int) int {
 	chunk := a.chunk
 	if chunk == 0 {
-		chunk = min(max(span/4, MinAutoChunk), DefaultChunk)
+		chunk = min(max(span/4, MinAutoChunk), limit)
 	}
 	return core.ChunkBytes(chunk, dt)
 }
