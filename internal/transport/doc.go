@@ -21,7 +21,8 @@
 // and logged without disturbing the mesh. Sockets run with TCP_NODELAY and
 // 4 MiB buffers.
 //
-// Each message is one frame (a 24-byte header, then the payload) written
+// Each message is one frame (a 64-byte header, the payload, and zero
+// padding to a multiple of 64 bytes: see internal/wire for why) written
 // with writev under a per-connection write lock, so the payload is never
 // copied on the way out. One reader goroutine per connection reads each
 // header, checks its length against MaxMessage before allocating anything,

@@ -225,7 +225,7 @@ type peer struct {
 	// context. Its holder owns the fields below it.
 	wmu     chan struct{}
 	whdr    [wire.HeaderSize]byte
-	vec     [2][]byte
+	vec     [3][]byte
 	bufs    net.Buffers
 	wclosed bool // our write side is shut
 
@@ -748,16 +748,34 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 	return nil
 }
 
-// writeLocked writes a frame; the caller holds the write lock.
+// writeLocked writes a whole frame (header, payload, padding) in one writev;
+// the caller holds the write lock.
 func (p *peer) writeLocked(h wire.Header, payload []byte, deadline time.Time) (int64, error) {
+	return p.writeFramed(&h, payload, wire.PadLen(uint64(len(payload))), deadline)
+}
+
+// writeFramed writes the header h (none if nil), then payload, then pad zero
+// bytes, in one writev; the caller holds the write lock.
+func (p *peer) writeFramed(h *wire.Header, payload []byte, pad int, deadline time.Time) (int64, error) {
 	p.conn.SetWriteDeadline(deadline)
-	h.Encode(&p.whdr)
-	p.vec = [2][]byte{p.whdr[:], payload}
-	p.bufs = p.vec[:]
+	p.bufs = p.vec[:0]
+	if h != nil {
+		h.Encode(&p.whdr)
+		p.bufs = append(p.bufs, p.whdr[:])
+	}
+	if len(payload) > 0 {
+		p.bufs = append(p.bufs, payload)
+	}
+	if pad > 0 {
+		p.bufs = append(p.bufs, zeros[:pad])
+	}
 	n, err := p.writeBufs(p.bufs, deadline)
-	p.vec[1] = nil // do not keep the caller's buffer alive
+	clear(p.vec[:]) // do not keep the caller's buffer alive
 	return n, err
 }
+
+// zeros pads frames to wire.FrameAlign.
+var zeros [wire.FrameAlign]byte
 
 // writeBufs writes bufs in one writev where it can, spinning while the
 // socket is full when Spin is set; the caller holds the write lock and has
@@ -778,14 +796,21 @@ func (t *TCP) writeShaped(ctx context.Context, p *peer, h wire.Header, data []by
 	if err := t.egress.wait(ctx, t.done, wire.HeaderSize+first, false); err != nil {
 		return 0, err
 	}
-	n, err := p.writeLocked(h, data[:first], deadline)
+	pad := wire.PadLen(uint64(len(data)))
+	last := func(end int) int { // the padding goes out with the last piece
+		if end == len(data) {
+			return pad
+		}
+		return 0
+	}
+	n, err := p.writeFramed(&h, data[:first], last(first), deadline)
 	for off := first; err == nil && off < len(data); {
 		c := min(len(data)-off, t.chunk)
 		if err = t.egress.wait(ctx, t.done, c, false); err != nil {
 			break
 		}
 		var m int64
-		m, err = p.writeBufs(net.Buffers{data[off : off+c]}, deadline)
+		m, err = p.writeFramed(nil, data[off:off+c], last(off+c), deadline)
 		n += m
 		off += c
 	}
@@ -795,7 +820,7 @@ func (t *TCP) writeShaped(ctx context.Context, p *peer, h wire.Header, data []by
 // sendFailed turns a failed send into the error it returns. A send that
 // wrote part of a frame has broken the stream: the connection is dropped.
 func (t *TCP) sendFailed(ctx context.Context, p *peer, err error, n int64, start time.Time, size int, tag uint64) error {
-	total := int64(wire.HeaderSize + size)
+	total := int64(wire.FrameSize(uint64(size)))
 	if n > 0 && n < total {
 		cause := fmt.Errorf("a send of %d bytes (tag %d) stopped after %d bytes (%v); the connection was dropped", size, tag, n, err)
 		p.setErr(p.peerErr(cause))
@@ -899,6 +924,11 @@ func (t *TCP) readFrames(p *peer) error {
 		}
 		if err != nil {
 			return err
+		}
+		if pad := wire.PadLen(h.Length); pad > 0 {
+			if _, err := p.r.Discard(pad); err != nil {
+				return err
+			}
 		}
 	}
 }

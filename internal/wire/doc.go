@@ -5,8 +5,9 @@
 //
 // # Frames
 //
-// A frame is a [HeaderSize]-byte header followed by Length payload bytes. All
-// integers are little-endian:
+// A frame is a [HeaderSize]-byte header, Length payload bytes, and [PadLen]
+// zero bytes up to the next multiple of [FrameAlign] (64). All integers are
+// little-endian:
 //
 //	offset size field
 //	0      2    magic   0xDB5C: catches a stray client and a stream out of sync
@@ -15,6 +16,23 @@
 //	4      4    reserved, zero (a later version may give them a meaning)
 //	8      8    tag     the message tag (data frames), the query id (wait frames)
 //	16     8    length  payload bytes that follow
+//	24     40   reserved, zero
+//
+// Why the padding: every payload then starts at a multiple of 64 bytes in the
+// stream. A sender writes a frame with one writev, and the kernel copies the
+// payload into pages it fills in stream order; a receiver reads a payload
+// into its own (aligned) buffer. When every frame is a multiple of 64 bytes,
+// source and destination of those copies sit at the same offset within a
+// cache line. Where they do not, the copy can be an order of magnitude
+// slower: on AMD Zen 3 (EPYC Milan), whose kernel copies with rep movsb, a
+// 64 KiB copy runs at 33–43 GB/s with the destination 0, 32, 40, 48 or 56
+// bytes past the source modulo 64, and at 3 GB/s with it 8, 16 or 24 bytes
+// past. With 24-byte headers and no padding, the offset of each payload
+// shifted by 24 bytes per frame, so that a fixed subset of a rank's
+// messages, kept iteration after iteration, copied at a tenth of the speed:
+// a 64 MiB ring allreduce at np 2 alternated between 21 and 33 ms per
+// iteration for seconds at a time. The padding costs at most 103 bytes a
+// frame.
 //
 // [Header.Encode] and [DecodeHeader] work on a caller-provided array, so the
 // hot path allocates nothing. DecodeHeader checks the length against the

@@ -11,10 +11,16 @@ const (
 	// Magic opens every frame header and handshake record.
 	Magic uint16 = 0xDB5C
 	// Version is the protocol version this package speaks; peers must agree.
-	// Version 2 added the wait query and reply frames.
-	Version uint8 = 2
-	// HeaderSize is the size of an encoded frame header in bytes.
-	HeaderSize = 24
+	// Version 2 added the wait query and reply frames; version 3 aligned
+	// every frame to FrameAlign bytes.
+	Version uint8 = 3
+	// HeaderSize is the size of an encoded frame header in bytes: 24 bytes
+	// of fields, then reserved zero bytes up to FrameAlign.
+	HeaderSize = FrameAlign
+	// FrameAlign is the alignment of every frame, and so of every payload,
+	// in the byte stream: a frame is its header, its payload, and PadLen
+	// zero bytes. See the package documentation for why.
+	FrameAlign = 64
 	// MaxAbortText bounds the reason an abort frame carries.
 	MaxAbortText = 1024
 )
@@ -90,7 +96,19 @@ func (h Header) Encode(b *[HeaderSize]byte) {
 	binary.LittleEndian.PutUint32(b[4:], 0)
 	binary.LittleEndian.PutUint64(b[8:], h.Tag)
 	binary.LittleEndian.PutUint64(b[16:], h.Length)
+	clear(b[fieldsSize:])
 }
+
+// fieldsSize is how many bytes of a header its fields use.
+const fieldsSize = 24
+
+// PadLen is the number of zero bytes that follow a payload of n bytes, to
+// the next multiple of FrameAlign.
+func PadLen(n uint64) int { return int(-n & (FrameAlign - 1)) }
+
+// FrameSize is the bytes a frame with a payload of n bytes occupies in the
+// stream: header, payload and padding.
+func FrameSize(n uint64) uint64 { return HeaderSize + n + uint64(PadLen(n)) }
 
 // DecodeHeader parses and validates a frame header. maxData bounds the
 // payload of a data frame; an abort frame's is bounded by MaxAbortText, a
@@ -107,6 +125,11 @@ func DecodeHeader(b *[HeaderSize]byte, maxData uint64) (Header, error) {
 	}
 	if r := binary.LittleEndian.Uint32(b[4:]); r != 0 {
 		return Header{}, fmt.Errorf("%w: reserved bytes are %#08x, want 0", ErrBadHeader, r)
+	}
+	for i, c := range b[fieldsSize:] {
+		if c != 0 {
+			return Header{}, fmt.Errorf("%w: reserved byte %d is %#02x, want 0", ErrBadHeader, fieldsSize+i, c)
+		}
 	}
 	h := Header{
 		Kind:   Kind(b[3]),

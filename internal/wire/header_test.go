@@ -42,7 +42,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 func TestHeaderLayout(t *testing.T) {
 	b := encoded(Header{Kind: KindData, Tag: 0x0102030405060708, Length: 0x1122})
 	// magic, version, kind, reserved, tag, length
-	want := "5cdb" + "02" + "01" + "00000000" + "0807060504030201" + "2211000000000000"
+	want := "5cdb" + "03" + "01" + "00000000" + "0807060504030201" + "2211000000000000" + strings.Repeat("00", 40)
 	if got := fmt.Sprintf("%x", b[:]); got != want {
 		t.Errorf("encoding\n got %s\nwant %s", got, want)
 	}
@@ -61,6 +61,7 @@ func TestDecodeHeaderErrors(t *testing.T) {
 		{"unknown kind", func(b *[HeaderSize]byte) { b[3] = 0 }, ErrBadHeader, "unknown frame kind 0"},
 		{"kind 200", func(b *[HeaderSize]byte) { b[3] = 200 }, ErrBadHeader, "kind 200"},
 		{"reserved", func(b *[HeaderSize]byte) { b[5] = 1 }, ErrBadHeader, "reserved"},
+		{"reserved tail", func(b *[HeaderSize]byte) { b[63] = 1 }, ErrBadHeader, "reserved byte 63"},
 		{"data over limit", func(b *[HeaderSize]byte) { binary.LittleEndian.PutUint64(b[16:], limit+1) }, ErrTooLarge, "1001 bytes"},
 		{"data huge", func(b *[HeaderSize]byte) { binary.LittleEndian.PutUint64(b[16:], math.MaxUint64) }, ErrTooLarge, "limit"},
 		{"abort over limit", func(b *[HeaderSize]byte) {
@@ -105,6 +106,24 @@ func TestDecodeHeaderErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tt.text)
 			}
 		})
+	}
+}
+
+func TestPadding(t *testing.T) {
+	for _, tt := range []struct {
+		n         uint64
+		pad       int
+		frameSize uint64
+	}{
+		{0, 0, 64}, {1, 63, 128}, {24, 40, 128}, {63, 1, 128}, {64, 0, 128}, {65, 63, 192},
+		{4096, 0, 4160}, {256<<10 + 4, 60, 256<<10 + 128},
+	} {
+		if got := PadLen(tt.n); got != tt.pad {
+			t.Errorf("PadLen(%d) = %d, want %d", tt.n, got, tt.pad)
+		}
+		if got := FrameSize(tt.n); got != tt.frameSize || got%FrameAlign != 0 {
+			t.Errorf("FrameSize(%d) = %d, want %d (a multiple of %d)", tt.n, got, tt.frameSize, FrameAlign)
+		}
 	}
 }
 
