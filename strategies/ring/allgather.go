@@ -21,7 +21,7 @@ func (a *algorithms) AllGather(c *core.Call, out, in collective.Tensor) error {
 		steps:   n - 1,
 		sendSeg: func(g int) int { return core.Mod(r-g, n) },
 		recvSeg: func(g int) int { return core.Mod(r-g-1, n) },
-		chunk:   a.passChunk(in.DType, segs, n-1),
+		chunk:   a.relayChunk(in.DType, segs, n),
 	}
 	return p.run(c)
 }

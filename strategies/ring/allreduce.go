@@ -65,7 +65,7 @@ func (a *algorithms) segmented(c *core.Call, t collective.Tensor, op collective.
 		reduceSteps: n - 1,
 		sendSeg:     func(g int) int { return core.Mod(r-g, n) },
 		recvSeg:     func(g int) int { return core.Mod(r-g-1, n) },
-		chunk:       a.passChunk(t.DType, segs, 2*(n-1)),
+		chunk:       a.chunkBytes(t.DType, largest(segs)),
 	}
 	return p.run(c)
 }

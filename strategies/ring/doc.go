@@ -23,7 +23,6 @@
 //	algo    allreduce algorithm: rsag (segmented), whole (whole buffers), or
 //	        auto (default): whole up to 32 KiB at np ≤ 4 and 16 KiB above
 //	chunk   pipeline chunk size (e.g. 256KiB, 1MiB); default a quarter of a
-//	        segment, from 64 KiB to 256 KiB where ranks forward chunks
-//	        (allreduce; allgather and reduce-scatter above np 2) and to
-//	        1 MiB elsewhere
+//	        segment, from 64 KiB to 1 MiB (to 256 KiB for allgather and
+//	        reduce-scatter above np 2)
 package ring

@@ -24,7 +24,7 @@ func (a *algorithms) ReduceScatter(c *core.Call, out, in collective.Tensor, op c
 		reduceSteps: n - 1,
 		sendSeg:     func(g int) int { return core.Mod(r-g-1, n) },
 		recvSeg:     func(g int) int { return core.Mod(r-g-2, n) },
-		chunk:       a.passChunk(in.DType, segs, n-1),
+		chunk:       a.relayChunk(in.DType, segs, n),
 	}
 	if err := p.run(c); err != nil {
 		return err

@@ -10,42 +10,34 @@ import (
 // Name is the strategy's registered name.
 const Name = "ring"
 
-// DefaultChunk is the largest pipeline chunk of a chain (broadcast, reduce)
-// and of a pass of one step (allgather and reduce-scatter at np 2) unless
-// the chunk option says otherwise; ForwardChunk is that of a pass whose
-// ranks forward what they receive (allreduce; allgather and reduce-scatter
-// above np 2). Unset, the chunk is a quarter of the largest segment (of the
-// buffer, for the chains) between MinAutoChunk and the largest, so that even
-// a segment of a few hundred kilobytes crosses the ring as a pipeline of
-// four.
+// DefaultChunk is the largest pipeline chunk unless the chunk option says
+// otherwise, and RelayChunk that of allgather and reduce-scatter above np 2.
+// Unset, the chunk is a quarter of the largest segment (of the buffer, for
+// the chains) between MinAutoChunk and the largest, so that even a segment
+// of a few hundred kilobytes crosses the ring as a pipeline of four.
 //
-// Where nothing is forwarded, or a chunk is forwarded the moment it arrives
-// (the chains), larger chunks only save messages, each of which costs a
-// wake-up and a pass through the matching engine. A pass forwards chunk c
-// about waveLag chunks after it arrived (see [waveLag]): at 256 KiB that
-// chunk, with the ones arriving and leaving meanwhile, is still in the
-// core's L2 (1 MiB on the AMD EPYC we measured on; 1–2 MiB on current
-// server cores) when the kernel copies it into the socket; at 1 MiB it has
-// gone to L3 or memory, and a rank that is a little behind also forwards
-// colder chunks, which puts it further behind.
+// Each message costs a wake-up and a pass through the matching engine, so
+// larger chunks are cheaper, until the pipeline has too few of them to fill:
+// allgather and reduce-scatter, whose n−1 steps each relay a segment with
+// no second pass to overlap, came out faster with more, smaller chunks,
+// allreduce did not. Measured with `distbench run --inplace in --opt
+// chunk=…`, the sizes interleaved, on a 2-core VM over loopback (np 2: a
+// core each; np 4 and 8: sharing), median of 5–7 round medians, in ms for
+// chunks of 256 KiB / 512 KiB / 1 MiB:
 //
-// Measured with `distbench run --inplace in --opt chunk=256KiB|1MiB`, the two
-// interleaved, on a 2-core VM over loopback, median of round medians:
-//
-//	allreduce np 2:  4 MiB 1.16 vs 1.42 ms, 16 MiB 5.15 vs 5.62 ms (7 rounds),
-//	                 64 MiB 22.2 vs 23.8 ms (15 rounds), iterations within a
-//	                 launch 20.5–25 ms vs 21–40 ms; 512 KiB: 25.6 ms
-//	allreduce np 4:  4 MiB 9.5 vs 12.2 ms, 16 MiB 28.1 vs 31.5 ms, 64 MiB
-//	                 105 vs 106 ms (np 8: 22.0 vs 23.7, 68 vs 75, 245 vs 245)
-//	allgather, reduce-scatter np 4: 16 MiB 14.5 vs 22.3 and 18.6 vs 24.8 ms,
-//	                 64 MiB equal
-//	one step (np 2): allgather 64 MiB 12.8 vs 11.2 ms, reduce-scatter 16 MiB
-//	                 5.4 vs 4.9 ms; chains np 4: broadcast 16 MiB 25.7 vs
-//	                 20.3 ms, 64 MiB 74.5 vs 61.4 ms; reduce 64 MiB 80 vs 70
-//	                 ms (each 5 rounds)
+//	allreduce np 2:      4 MiB 1.16 / 1.11 / 1.08   16 MiB 5.79 / 5.16 / 5.24
+//	                     64 MiB 23.1 / 21.1 / 21.2
+//	allreduce np 4:      4 MiB 7.8 / 9.2 / 8.6      16 MiB 24.3 / 23.7 / 21.9
+//	                     64 MiB 90.6 / 86.7 / 83.9
+//	allreduce np 8:      4 MiB 19.3 / 17.7 / 18.4   16 MiB 60.5 / 56.3 / 57.8
+//	                     64 MiB 221 / 217 / 206
+//	allgather np 4:      16 MiB 13.2 / 15.7 / 17.4  64 MiB 46.1 / – / 47.3
+//	allgather np 8:      16 MiB 34.4 / – / 42.4
+//	reduce-scatter np 4: 16 MiB 17.3 / 17.7 / 21.9  64 MiB 60.3 / – / 55.7
+//	reduce-scatter np 8: 16 MiB 37.3 / – / 54.9
 const (
 	DefaultChunk = 1 << 20
-	ForwardChunk = 256 << 10
+	RelayChunk   = 256 << 10
 )
 
 // MinAutoChunk is the smallest chunk the automatic choice makes.
@@ -110,18 +102,18 @@ type algorithms struct {
 
 var _ core.Algorithms = (*algorithms)(nil)
 
-// chunkBytes is the chunk size, in whole elements of dt, for pipelining a
-// chain over a buffer of span bytes.
+// chunkBytes is the chunk size, in whole elements of dt, for pipelining
+// segments (or a chain's buffer) of at most span bytes.
 func (a *algorithms) chunkBytes(dt collective.DType, span int) int {
 	return a.chunkUpTo(dt, span, DefaultChunk)
 }
 
-// passChunk is the chunk size of a pass of steps steps over segs: see
-// DefaultChunk and ForwardChunk.
-func (a *algorithms) passChunk(dt collective.DType, segs [][2]int, steps int) int {
+// relayChunk is the chunk size of allgather and reduce-scatter in a world
+// of n ranks, over segs: see RelayChunk.
+func (a *algorithms) relayChunk(dt collective.DType, segs [][2]int, n int) int {
 	limit := DefaultChunk
-	if steps > 1 {
-		limit = ForwardChunk
+	if n > 2 {
+		limit = RelayChunk
 	}
 	return a.chunkUpTo(dt, largest(segs), limit)
 }
