@@ -115,21 +115,37 @@ type item struct{ g, ch int }
 
 // waveLag is how many chunks a step runs behind the step before it in the
 // order every rank sends: chunk ch of step g goes out around the time chunk
-// ch+waveLag of step g−1 does, not after all of step g−1. The chunk it
-// forwards arrived (and was reduced) a couple of chunks ago, so it is still
-// in cache when the kernel copies it into the socket, where sending step by
-// step reads it back from memory a whole segment later.
+// ch+lag of step g−1 does, not after all of step g−1. The chunk it forwards
+// arrived (and was reduced) a chunk or two ago, so it is still in cache when
+// the kernel copies it into the socket, where sending step by step reads it
+// back from memory a whole segment later. A lag of 1 forwards soonest, but a
+// rank must then have received chunk ch from its left neighbour by the time
+// it has sent one more chunk: large chunks, each hundreds of microseconds on
+// the wire, cover that wait; small ones do not, and take a lag of 2, which
+// keeps one more chunk in flight.
 //
-// Measured with `distbench run --np 2 -b 1MiB -e 64MiB -f 4 -n 30 --inplace
-// in`, five interleaved rounds on a 2-core VM, median of round medians:
-// 64 MiB 28.7 ms step by step, 25.4 ms with a lag of 2, 26.3 ms with 3, 30.0
-// ms with 1 (too tight: a rank often waits for the chunk it is to forward);
-// 16 MiB 6.7, 6.1, 6.2 and 7.7 ms; 1 MiB 478, 412, 405 and 428 µs. At np 4
-// (processes sharing the cores) a lag of 2 was 1–10% faster from 1 to 64 MiB.
-const waveLag = 2
+// Measured with `distbench run --inplace in` at lags 1 / 2 / 3, interleaved
+// on a 2-core VM, median of 5–7 round medians:
+//
+//	np 2:  64 MiB (1 MiB chunks) 19.3 / 21.6 / 23.3 ms; 16 MiB (1 MiB)
+//	       4.89 / 5.24 / 5.64 ms; 4 MiB (512 KiB) 1.12 / 1.04 / 1.20 ms, and
+//	       0.91 / 1.05 ms in another run; 1 MiB (128 KiB) 376 / 368 / 434 µs
+//	       and 319 / 320 µs; 256 KiB (64 KiB) 130 / 114 µs
+//	np 4:  4 MiB (256 KiB chunks) 6.8 / 8.3 ms; 16 MiB 23.9 / 23.6 ms;
+//	       64 MiB 78.1 / 80.4 ms
+func (p *pass) waveLag() int {
+	if p.chunk >= lagOneChunk {
+		return 1
+	}
+	return 2
+}
+
+// lagOneChunk is the smallest chunk that a pass forwards with a lag of 1.
+const lagOneChunk = 256 << 10
 
 // order lists the chunks of every step of segments seg(g) in the order
-// every rank sends them: by ch + waveLag·g, later steps first on a tie.
+// every rank sends them: by ch + lag·g (lag: [pass.waveLag]), later steps
+// first on a tie.
 // Every chunk's predecessor (the one it forwards, ch of step g−1) comes
 // earlier in the left neighbour's order, so no rank waits on one that its
 // neighbour has yet to send; and since left's send order over its segments
@@ -142,8 +158,9 @@ func (p *pass) order(seg func(g int) int) []item {
 			items = append(items, item{g, ch})
 		}
 	}
+	lag := p.waveLag()
 	slices.SortStableFunc(items, func(a, b item) int {
-		return cmp.Or(cmp.Compare(a.ch+waveLag*a.g, b.ch+waveLag*b.g), cmp.Compare(b.g, a.g))
+		return cmp.Or(cmp.Compare(a.ch+lag*a.g, b.ch+lag*b.g), cmp.Compare(b.g, a.g))
 	})
 	return items
 }
