@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -140,7 +141,7 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 
 func TestTCPMessageSizes(t *testing.T) {
 	m := newMesh(t, 4, nil)
-	sizes := []int{0, 1, 1 << 20, 64 << 20}
+	sizes := []int{0, 1, 63, 65, 4099, 1 << 20, 64 << 20} // odd sizes: the padding after them
 	for _, size := range sizes {
 		for _, order := range []string{"recv first", "send first"} {
 			t.Run(fmt.Sprintf("%d bytes/%s", size, order), func(t *testing.T) {
@@ -173,6 +174,10 @@ func TestTCPMessageSizes(t *testing.T) {
 						if order == "send first" {
 							box := m.ts[dst].peers[src].box
 							for queued(box, tag) == 0 {
+								if ctx.Err() != nil {
+									t.Errorf("rank %d ← %d: the message never arrived", dst, src)
+									return
+								}
 								time.Sleep(time.Millisecond)
 							}
 							go recv()
@@ -189,6 +194,76 @@ func TestTCPMessageSizes(t *testing.T) {
 				wg.Wait()
 			})
 		}
+	}
+}
+
+// Every frame the transport writes occupies a multiple of wire.FrameAlign
+// bytes: header, payload, zero padding; so every payload starts aligned in
+// the stream, which is what makes the kernel's copies fast (internal/wire).
+func TestTCPFramesAligned(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{0, 1, 23, 24, 63, 64, 65, 4099, 1<<16 + 5}
+	p := &peer{conn: c.(*net.TCPConn)}
+	go func() {
+		defer c.Close()
+		for i, n := range sizes {
+			h := wire.Header{Kind: wire.KindData, Tag: uint64(i), Length: uint64(n)}
+			if _, err := p.writeLocked(h, pattern(n, uint64(i)), time.Now().Add(10*time.Second)); err != nil {
+				t.Errorf("frame %d: %v", i, err)
+				return
+			}
+		}
+	}()
+	r, ok := <-accepted
+	if !ok {
+		t.Fatal("accept failed")
+	}
+	defer r.Close()
+	r.SetReadDeadline(time.Now().Add(10 * time.Second))
+	stream, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0
+	for i, n := range sizes {
+		end := off + int(wire.FrameSize(uint64(n)))
+		if off%wire.FrameAlign != 0 || end > len(stream) {
+			t.Fatalf("frame %d (%d bytes) at offset %d of a %d-byte stream", i, n, off, len(stream))
+		}
+		var hb [wire.HeaderSize]byte
+		copy(hb[:], stream[off:])
+		h, err := wire.DecodeHeader(&hb, 1<<20)
+		if err != nil || h.Tag != uint64(i) || h.Length != uint64(n) {
+			t.Fatalf("frame %d: header %+v, %v", i, h, err)
+		}
+		payload := stream[off+wire.HeaderSize : off+wire.HeaderSize+n]
+		if !bytes.Equal(payload, pattern(n, uint64(i))) {
+			t.Errorf("frame %d: payload differs", i)
+		}
+		if pad := stream[off+wire.HeaderSize+n : end]; len(pad) != wire.PadLen(uint64(n)) || bytes.Count(pad, []byte{0}) != len(pad) {
+			t.Errorf("frame %d: padding %x", i, pad)
+		}
+		off = end
+	}
+	if off != len(stream) {
+		t.Errorf("%d bytes after the last frame", len(stream)-off)
 	}
 }
 
