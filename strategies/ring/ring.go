@@ -17,10 +17,9 @@ const Name = "ring"
 // of a few hundred kilobytes crosses the ring as a pipeline of four.
 //
 // Each message costs a wake-up and a pass through the matching engine, so
-// larger chunks are cheaper, until the pipeline has too few of them to fill:
-// allgather and reduce-scatter, whose n−1 steps each relay a segment with
-// no second pass to overlap, came out faster with more, smaller chunks,
-// allreduce did not. Measured with `distbench run --inplace in --opt
+// larger chunks are cheaper, until the pipeline has too few of them to fill.
+// Allgather and reduce-scatter above np 2 came out faster with more, smaller
+// chunks; allreduce did not. Measured with `distbench run --inplace in --opt
 // chunk=…`, the sizes interleaved, on a 2-core VM over loopback (np 2: a
 // core each; np 4 and 8: sharing), median of 5–7 round medians, in ms for
 // chunks of 256 KiB / 512 KiB / 1 MiB:
