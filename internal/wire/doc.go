@@ -25,14 +25,18 @@
 // source and destination of those copies sit at the same offset within a
 // cache line. Where they do not, the copy can be an order of magnitude
 // slower: on AMD Zen 3 (EPYC Milan), whose kernel copies with rep movsb, a
-// 64 KiB copy runs at 33–43 GB/s with the destination 0, 32, 40, 48 or 56
+// 64 KiB copy runs at 27–43 GB/s with the destination 0, 32, 40, 48 or 56
 // bytes past the source modulo 64, and at 3 GB/s with it 8, 16 or 24 bytes
 // past. With 24-byte headers and no padding, the offset of each payload
 // shifted by 24 bytes per frame, so that a fixed subset of a rank's
 // messages, kept iteration after iteration, copied at a tenth of the speed:
 // a 64 MiB ring allreduce at np 2 alternated between 21 and 33 ms per
 // iteration for seconds at a time. The padding costs at most 103 bytes a
-// frame.
+// frame. (Strictly, the kernel fills a per-thread page fragment, so a
+// sender's payloads are aligned when everything that thread writes to TCP
+// is a multiple of 64 bytes. Handshake records are not; an offset they
+// leave lasts until the kernel recycles the fragment's page, which in
+// measurements happened before it mattered.)
 //
 // [Header.Encode] and [DecodeHeader] work on a caller-provided array, so the
 // hot path allocates nothing. DecodeHeader checks the length against the
