@@ -123,6 +123,23 @@ func TestSyncTraining(t *testing.T) {
 	}
 }
 
+// initOnAll has every worker initialize key to n zeros with opt,
+// concurrently, as workers do at the start of training; it reports whether
+// all of them succeeded.
+func initOnAll(t *testing.T, ctx context.Context, key string, n int, opt ps.SGD, workers ...ps.ParamServer) bool {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, p := range workers {
+		wg.Go(func() {
+			if err := p.InitParams(ctx, key, make([]float32, n), opt); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	return !t.Failed()
+}
+
 // TestSyncPullWaits checks that, synchronously, a pull at step t waits for
 // every worker's step-t gradient.
 func TestSyncPullWaits(t *testing.T) {
@@ -130,15 +147,9 @@ func TestSyncPullWaits(t *testing.T) {
 	defer closeAll(comms)
 	ctx := context.Background()
 	a, b := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
-	var wg sync.WaitGroup
-	for _, p := range []ps.ParamServer{a, b} {
-		wg.Go(func() {
-			if err := p.InitParams(ctx, "w", []float32{0, 0, 0}, ps.SGD{}); err != nil {
-				t.Error(err)
-			}
-		})
+	if !initOnAll(t, ctx, "w", 3, ps.SGD{}, a, b) {
+		return
 	}
-	wg.Wait()
 	if err := a.PushGrad(ctx, "w", []float32{1, 2, 3}, 0, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -365,16 +376,7 @@ func TestSyncLearningRateMismatch(t *testing.T) {
 	defer closeAll(comms)
 	ctx := context.Background()
 	a, b := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
-	var wg sync.WaitGroup
-	for _, p := range []ps.ParamServer{a, b} {
-		wg.Go(func() {
-			if err := p.InitParams(ctx, "w", make([]float32, 1000), ps.SGD{Momentum: 0.9}); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
+	if !initOnAll(t, ctx, "w", 1000, ps.SGD{Momentum: 0.9}, a, b) {
 		return
 	}
 	g := make([]float32, 1000)
