@@ -278,15 +278,7 @@ func (t *TCP) ask(ctx context.Context, rank int) ([]wire.Wait, error) {
 		if !ok {
 			deadline = time.Now().Add(answerTimeout)
 		}
-		var n int64
-		n, err = p.writeLocked(wire.Header{Kind: wire.KindWaitQuery, Tag: id}, nil, deadline)
-		switch {
-		case err == nil:
-			p.lastWrite.Store(int64(time.Since(t.epoch)))
-		case n > 0:
-			p.setErr(p.peerErr(fmt.Errorf("a wait query stopped after %d bytes (%v); the connection was dropped", n, err)))
-			p.conn.Close()
-		}
+		err = t.writeControl(p, "a wait query", wire.Header{Kind: wire.KindWaitQuery, Tag: id}, nil, deadline)
 	}
 	p.unlock()
 	if err != nil {
@@ -336,15 +328,7 @@ func (t *TCP) respond(p *peer) {
 		if p.err() == nil && !p.wclosed {
 			payload = wire.AppendWaits(payload[:0], a.waits)
 			h := wire.Header{Kind: wire.KindWaitReply, Tag: a.id, Length: uint64(len(payload))}
-			n, err := p.writeLocked(h, payload, time.Now().Add(answerTimeout))
-			switch {
-			case err == nil:
-				p.lastWrite.Store(int64(time.Since(t.epoch)))
-			case n > 0:
-				p.setErr(p.peerErr(fmt.Errorf("a wait reply stopped after %d bytes (%v); the connection was dropped", n, err)))
-				p.conn.Close()
-			}
-			// Other failures are the reader's to report.
+			t.writeControl(p, "a wait reply", h, payload, time.Now().Add(answerTimeout))
 		}
 		p.unlock()
 	}

@@ -774,6 +774,21 @@ func (p *peer) writeFramed(h *wire.Header, payload []byte, pad int, deadline tim
 	return n, err
 }
 
+// writeControl writes a control frame (heartbeat, wait query or reply); the
+// caller holds the write lock. A frame cut short has broken the stream, so
+// the connection is dropped; other failures are the reader's to report.
+func (t *TCP) writeControl(p *peer, what string, h wire.Header, payload []byte, deadline time.Time) error {
+	n, err := p.writeLocked(h, payload, deadline)
+	switch {
+	case err == nil:
+		p.lastWrite.Store(int64(time.Since(t.epoch)))
+	case n > 0:
+		p.setErr(p.peerErr(fmt.Errorf("%s stopped after %d bytes (%v); the connection was dropped", what, n, err)))
+		p.conn.Close()
+	}
+	return err
+}
+
 // zeros pads frames to wire.FrameAlign.
 var zeros [wire.FrameAlign]byte
 
@@ -1243,15 +1258,7 @@ func (t *TCP) heartbeat(p *peer) {
 			continue // a send is writing: that is a sign of life too
 		}
 		if p.err() == nil && !p.wclosed {
-			n, err := p.writeLocked(wire.Header{Kind: wire.KindHeartbeat}, nil, time.Now().Add(every))
-			switch {
-			case err == nil:
-				p.lastWrite.Store(int64(time.Since(t.epoch)))
-			case n > 0:
-				p.setErr(p.peerErr(fmt.Errorf("a heartbeat stopped after %d bytes (%v); the connection was dropped", n, err)))
-				p.conn.Close()
-			}
-			// Other failures are the reader's to report.
+			t.writeControl(p, "a heartbeat", wire.Header{Kind: wire.KindHeartbeat}, nil, time.Now().Add(every))
 		}
 		p.unlock()
 	}
