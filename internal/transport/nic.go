@@ -21,7 +21,7 @@ func NewNIC(l Link) *NIC {
 	if l.Rate <= 0 {
 		return nil
 	}
-	return &NIC{newPacer(l.Rate), newPacer(l.Rate)}
+	return &NIC{newPacer(l.Rate, nil), newPacer(l.Rate, nil)}
 }
 
 // NIC returns the mesh's own NIC, so that other connections of the process

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/wire"
 )
 
 // Link models a cluster node's network interface: a rate shared by all of a
@@ -166,13 +167,26 @@ const (
 	busySlack = 20 * time.Millisecond
 )
 
+// A clock is the shaper's time: what its pacers and delay lines take for
+// now, and how they wait. nil is real time (time.Now, nanosleep, timers).
+// Tests substitute a virtual clock, so that they check the pacing exactly
+// whatever the machine's speed; the call costs nothing measurable on a path
+// that waits about a millisecond per chunk.
+type clock interface {
+	now() time.Time
+	// sleepUntil returns at t, or sooner with ctx's error or
+	// collective.ErrClosed when done is closed.
+	sleepUntil(ctx context.Context, done <-chan struct{}, t time.Time) error
+}
+
 // pacer is a token bucket in the form of a schedule: it hands out
 // consecutive slots of serialization time at a fixed rate. Several links
 // share one, which is how they share a NIC. Users bracket each message with
 // begin and end, so that the pacer knows when the NIC is idle.
 type pacer struct {
 	nsPerByte float64
-	chunk     int // bytes to pace at a time: about a millisecond's worth
+	chunk     int   // bytes to pace at a time: about a millisecond's worth
+	clk       clock // nil: real time
 
 	mu     sync.Mutex
 	next   time.Time // end of the last slot handed out
@@ -180,12 +194,20 @@ type pacer struct {
 	fresh  bool      // the next slot follows idleness: no catching up
 }
 
-func newPacer(bitsPerSec int64) *pacer {
+func newPacer(bitsPerSec int64, clk clock) *pacer {
 	bytesPerSec := float64(bitsPerSec) / 8
 	return &pacer{
 		nsPerByte: 1e9 / bytesPerSec,
 		chunk:     int(min(max(bytesPerSec/1000, 1<<10), 1<<20)),
+		clk:       clk,
 	}
+}
+
+func (p *pacer) now() time.Time {
+	if p.clk != nil {
+		return p.clk.now()
+	}
+	return time.Now()
 }
 
 // begin marks the start of a message.
@@ -193,7 +215,7 @@ func (p *pacer) begin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.active++
-	if p.active == 1 && p.next.Before(time.Now().Add(-idleSlack)) {
+	if p.active == 1 && p.next.Before(p.now().Add(-idleSlack)) {
 		p.fresh = true
 	}
 }
@@ -212,11 +234,18 @@ func (p *pacer) end() {
 // the rate passes without an extra delay, while one that arrives faster (or
 // from several senders at once) is held to the rate.
 func (p *pacer) reserve(n int, backdate bool) time.Time {
-	d := time.Duration(float64(n) * p.nsPerByte)
-	earliest := time.Now()
+	back := 0
 	if backdate {
-		earliest = earliest.Add(-d)
+		back = n
 	}
+	return p.book(n, back)
+}
+
+// book is reserve with a slot that may start up to back bytes'
+// serialization in the past.
+func (p *pacer) book(n, back int) time.Time {
+	d := time.Duration(float64(n) * p.nsPerByte)
+	earliest := p.now().Add(-time.Duration(float64(back) * p.nsPerByte))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	floor := earliest.Add(-busySlack)
@@ -234,7 +263,24 @@ func (p *pacer) reserve(n int, backdate bool) time.Time {
 // wait reserves n bytes and sleeps until their slot ends, or ctx or done
 // ends first.
 func (p *pacer) wait(ctx context.Context, done <-chan struct{}, n int, backdate bool) error {
-	return sleepUntil(ctx, done, p.reserve(n, backdate))
+	return p.sleepUntil(ctx, done, p.reserve(n, backdate))
+}
+
+// waitHeader is a receiver's wait for a frame's header. The sender paced
+// the header together with the first piece of the payload (see
+// TCP.writeShaped), so the header's slot may start that piece earlier:
+// then the piece, read next, passes at once rather than wait for its
+// serialization a second time, which doubled a small message's.
+func (p *pacer) waitHeader(done <-chan struct{}, payload uint64) error {
+	first := int(min(payload, uint64(p.chunk)))
+	return p.sleepUntil(context.Background(), done, p.book(wire.HeaderSize, wire.HeaderSize+first))
+}
+
+func (p *pacer) sleepUntil(ctx context.Context, done <-chan struct{}, t time.Time) error {
+	if p.clk != nil {
+		return p.clk.sleepUntil(ctx, done, t)
+	}
+	return sleepUntil(ctx, done, t)
 }
 
 // Go's timers wake up to a millisecond late on Linux when the process is

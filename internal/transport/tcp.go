@@ -94,6 +94,9 @@ type TCPOptions struct {
 	Link *Link
 	// Logf, if set, receives diagnostic lines.
 	Logf func(format string, args ...any)
+
+	// clock, in tests, is the link shaper's virtual time; nil is real time.
+	clock clock
 }
 
 func (o *TCPOptions) setDefaults() {
@@ -335,7 +338,7 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 	}
 	if l := o.Link; l != nil {
 		if l.Rate > 0 {
-			t.egress, t.ingress = newPacer(l.Rate), newPacer(l.Rate)
+			t.egress, t.ingress = newPacer(l.Rate, o.clock), newPacer(l.Rate, o.clock)
 			t.chunk = t.egress.chunk
 		}
 		t.latency = l.Latency
@@ -931,7 +934,7 @@ func (t *TCP) readFrames(p *peer) error {
 		}
 		if t.ingress != nil {
 			t.ingress.begin()
-			t.ingress.wait(context.Background(), t.done, wire.HeaderSize, true)
+			t.ingress.waitHeader(t.done, h.Length)
 		}
 		err = t.handleFrame(p, h)
 		if t.ingress != nil {
@@ -1218,8 +1221,12 @@ func (p *peer) after(fn func()) {
 		fn()
 		return
 	}
+	now := time.Now()
+	if c := p.t.o.clock; c != nil {
+		now = c.now()
+	}
 	select {
-	case p.delay <- event{time.Now().Add(p.t.latency), fn}:
+	case p.delay <- event{now.Add(p.t.latency), fn}:
 	case <-p.t.done:
 		fn()
 	}
@@ -1230,7 +1237,11 @@ func (p *peer) after(fn func()) {
 func (t *TCP) delayLine(p *peer) {
 	defer t.wg.Done()
 	for d := range p.delay {
-		sleepUntilExactly(t.done, d.due)
+		if c := t.o.clock; c != nil {
+			c.sleepUntil(context.Background(), t.done, d.due)
+		} else {
+			sleepUntilExactly(t.done, d.due)
+		}
 		d.fn()
 	}
 }
