@@ -21,8 +21,9 @@ import (
 // every rank.
 
 // Bounds of a diagnosis: half the operation's timeout, within these. A rank
-// that does not answer costs the whole budget, so it must stay short; too
-// short, and a slow but live rank would be blamed for not answering.
+// that does not answer costs the whole budget, so it must stay short; and a
+// live rank on a loaded machine may answer later than that, so one that
+// did not answer is not called stopped: it may be stopped, stuck or starved.
 const (
 	minDiagnosis = 50 * time.Millisecond
 	maxDiagnosis = time.Second
@@ -189,7 +190,7 @@ func (g *Group) describeWaits(chain []collective.WaitState, in waitingIn, budget
 			fmt.Fprintf(&b, " waits for no message: it has not joined %s (busy or stuck elsewhere)", awaited)
 		}
 	case errors.Is(last.Err, context.DeadlineExceeded):
-		fmt.Fprintf(&b, " did not answer within %v (stopped, or its process is stuck)", budget)
+		fmt.Fprintf(&b, " did not answer within %v (stopped, stuck, or too starved of CPU to answer)", budget)
 	default:
 		why := last.Err
 		var pe *collective.PeerError

@@ -183,7 +183,7 @@ func TestTimeoutsNameTheStalledRank(t *testing.T) {
 		{"tcp/absent", func(t *testing.T) ([]collective.Transport, []string) { return tcpWorld(t, 4, nil) },
 			" waits for no message: it has not joined barrier #0 (busy or stuck elsewhere)"},
 		{"tcp/stopped", func(t *testing.T) ([]collective.Transport, []string) { return tcpWorld(t, 4, map[int]bool{3: true}) },
-			" did not answer within 100ms (stopped, or its process is stuck)"},
+			" did not answer within 100ms (stopped, stuck, or too starved of CPU to answer)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			trs, addrs := tc.world(t)

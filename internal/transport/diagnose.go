@@ -186,7 +186,14 @@ func (m *Mem) ask(ctx context.Context, rank int) ([]wire.Wait, error) {
 	if closed {
 		return nil, &collective.PeerError{Rank: rank, Err: ErrPeerClosed}
 	}
-	return other.waitState(), nil
+	ws := other.waitState()
+	// An abort that has reached the other rank, and not yet this one, has
+	// failed its waits: it is blocked in nothing because of that abort,
+	// which is the answer (its waits, read before, are then stale).
+	if err := other.boxes[m.rank].Err(); errors.Is(err, collective.ErrAborted) {
+		return nil, err
+	}
+	return ws, nil
 }
 
 // waitState is what this rank is blocked in: receives only, since

@@ -290,3 +290,31 @@ func TestDiagnoseDuringTraffic(t *testing.T) {
 	}
 	t.Logf("%d diagnoses during %d messages", <-queried, msgs)
 }
+
+// An abort reaches ranks one after another. A rank it has reached is blocked
+// in nothing any more; asked meanwhile by one it has not reached yet, it
+// answers with the abort, not "blocked in nothing" (which would blame it
+// for not having joined the operation that the abort ended).
+func TestDiagnoseAbortHalfDelivered(t *testing.T) {
+	ms := NewMemWorld(3, MemOptions{})
+	t.Cleanup(func() {
+		for _, m := range ms {
+			m.Close()
+		}
+	})
+	w := diagWorld{waits: func(r int) []wire.Wait { return ms[r].waitState() }}
+	for _, m := range ms {
+		w.trs = append(w.trs, m)
+	}
+	w.block(t, 0, 1)
+	// Rank 2's abort, as Mem.Abort delivers it, after rank 0 and before
+	// rank 1.
+	aborted := &collective.PeerError{Rank: 2, Err: fmt.Errorf("%w: disk on fire", collective.ErrAborted)}
+	for _, box := range ms[0].boxes {
+		box.Fail(aborted)
+	}
+	chain := ms[1].Diagnose(ctxFor(t, 5*time.Second), 0)
+	if got := chainString(chain); got != "0!" || !errors.Is(chain[0].Err, collective.ErrAborted) {
+		t.Fatalf("chain %s (%+v), want rank 0 to answer with rank 2's abort", got, chain)
+	}
+}
