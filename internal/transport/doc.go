@@ -32,19 +32,35 @@
 // # Failures
 //
 // Every blocking call has a deadline: sends take theirs from the context,
-// receives return a *collective.TimeoutError naming the peer ("rank 2
-// (10.0.0.3:4123)"), and a peer that sends nothing for PeerTimeout, not even
-// the heartbeat an idle connection sends every HeartbeatInterval, is
-// declared dead. A dead peer (connection closed, reset or silent) fails the
-// receives waiting on it, and later sends to it, with a
-// *collective.PeerError naming its rank and address. [TCP.Abort] sends every
-// peer an abort frame carrying the reason; each peer then fails all its
-// pending and later operations, from every source, with a PeerError naming
-// the aborting rank and "aborted: <reason>", so the whole job learns of a
-// failure within a round trip rather than at its deadlines. [TCP.Close]
-// says goodbye instead: messages already sent are still delivered, and the
-// peer's later receives from this rank fail at once with [ErrPeerClosed],
-// without any error being logged.
+// and receives return a *collective.TimeoutError naming the peer ("rank 2
+// (10.0.0.3:4123)"). A dead peer (connection closed, reset or silent) fails
+// the receives waiting on it, and later sends to it, with a
+// *collective.PeerError naming its rank and address.
+//
+// Silence alone does not make a peer dead. A stopped process (SIGSTOP, a
+// hung host) and one starved of CPU (a loaded machine, a long pause) look
+// alike on the wire, since the kernel acknowledges TCP for both; but a
+// starved process answers late, and a stopped one never. So a peer that has
+// sent nothing for PeerTimeout (30s by default), not even the heartbeat an
+// idle connection sends every HeartbeatInterval, is probed with a frame its
+// reader answers at once, and declared dead only if nothing at all arrives
+// for ProbeTimeout (twice PeerTimeout by default) more. The bound: a
+// stopped peer is declared dead PeerTimeout + ProbeTimeout (90s by default)
+// after the last frame it sent, and a live one is never declared dead if
+// its process runs long enough, within ProbeTimeout of the probe, to
+// answer it (or to send anything else). A deadline that finds bytes
+// waiting in the socket means that this rank ran late (it was starved or
+// stopped itself), not the peer, and counts for nothing. An operation's own
+// deadline, when shorter, fails it first, and a diagnosis (below) names the
+// rank that does not answer.
+//
+// [TCP.Abort] sends every peer an abort frame carrying the reason; each
+// peer then fails all its pending and later operations, from every source,
+// with a PeerError naming the aborting rank and "aborted: <reason>", so the
+// whole job learns of a failure within a round trip rather than at its
+// deadlines. [TCP.Close] says goodbye instead: messages already sent are
+// still delivered, and the peer's later receives from this rank fail at
+// once with [ErrPeerClosed], without any error being logged.
 //
 // A stalled peer (alive, but stuck in compute, deadlocked, or stopped) is
 // harder: every rank then times out at about the same time, each on its own

@@ -73,10 +73,16 @@ type TCPOptions struct {
 	// default DefaultHeartbeatInterval, negative sends none.
 	HeartbeatInterval time.Duration
 	// PeerTimeout: a peer that sends nothing, not even a heartbeat, for this
-	// long is presumed dead or stalled and its receives fail. Default
-	// DefaultPeerTimeout; negative never gives up (a stalled peer then
-	// stalls its receivers until their own deadlines).
+	// long is probed, and declared dead (its receives fail) if it then
+	// stays silent for ProbeTimeout more. Default DefaultPeerTimeout;
+	// negative never gives up (a stalled peer then stalls its receivers
+	// until their own deadlines).
 	PeerTimeout time.Duration
+	// ProbeTimeout: how long a peer that PeerTimeout found silent has to
+	// send anything at all, the probe's answer included, before it is
+	// declared dead. Its reader answers a probe at once, a starved process
+	// late and a stopped one never. Default twice PeerTimeout.
+	ProbeTimeout time.Duration
 	// CloseTimeout bounds Close and Abort: how long to wait for peers to
 	// acknowledge the goodbye. Default DefaultCloseTimeout.
 	CloseTimeout time.Duration
@@ -132,6 +138,9 @@ func (o *TCPOptions) setDefaults() {
 	if o.PeerTimeout == 0 {
 		o.PeerTimeout = DefaultPeerTimeout
 	}
+	if o.ProbeTimeout == 0 && o.PeerTimeout > 0 {
+		o.ProbeTimeout = 2 * o.PeerTimeout
+	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = DefaultCloseTimeout
 	}
@@ -151,8 +160,8 @@ func (o *TCPOptions) Validate() error {
 		return fmt.Errorf("transport: job id of %d bytes exceeds the %d-byte limit", len(c.JobID), wire.MaxJobID)
 	case c.MaxMessage < 0:
 		return fmt.Errorf("transport: negative MaxMessage %d", c.MaxMessage)
-	case c.ConnectTimeout < 0 || c.HandshakeTimeout < 0 || c.CloseTimeout < 0:
-		return fmt.Errorf("transport: negative timeout (connect %v, handshake %v, close %v)", c.ConnectTimeout, c.HandshakeTimeout, c.CloseTimeout)
+	case c.ConnectTimeout < 0 || c.HandshakeTimeout < 0 || c.CloseTimeout < 0 || c.ProbeTimeout < 0:
+		return fmt.Errorf("transport: negative timeout (connect %v, handshake %v, close %v, probe %v)", c.ConnectTimeout, c.HandshakeTimeout, c.CloseTimeout, c.ProbeTimeout)
 	case c.PeerTimeout > 0 && c.HeartbeatInterval > 0 && c.PeerTimeout < 2*c.HeartbeatInterval:
 		return fmt.Errorf("transport: PeerTimeout %v must be at least twice HeartbeatInterval %v, or a live but idle peer is declared dead", c.PeerTimeout, c.HeartbeatInterval)
 	}
@@ -223,6 +232,7 @@ type peer struct {
 	r      *bufio.Reader
 	delay  chan event    // nil without latency; the reader is its only sender
 	exited chan struct{} // closed when the reader has returned
+	probe  chan struct{} // the reader asks the heartbeat goroutine to probe
 
 	// wmu is the write lock: a channel so that waiting for it can honour a
 	// context. Its holder owns the fields below it.
@@ -587,7 +597,8 @@ func (t *TCP) attach(p *peer, c *net.TCPConn) {
 		c.SetWriteBuffer(n)
 	}
 	p.conn = c
-	dr := &deadlineReader{c: c, timeout: t.o.PeerTimeout, spin: t.o.Spin}
+	p.probe = make(chan struct{}, 1)
+	dr := &deadlineReader{c: c, p: p, timeout: t.o.PeerTimeout, probeTimeout: t.o.ProbeTimeout, spin: t.o.Spin}
 	if t.o.Spin > 0 {
 		t.setupSpin(p, dr)
 	}
@@ -601,7 +612,7 @@ func (t *TCP) attach(p *peer, c *net.TCPConn) {
 	}
 	t.wg.Add(1)
 	go t.readLoop(p)
-	if t.o.HeartbeatInterval > 0 {
+	if t.o.HeartbeatInterval > 0 || t.o.PeerTimeout > 0 {
 		t.wg.Add(1)
 		go t.heartbeat(p)
 	}
@@ -610,11 +621,16 @@ func (t *TCP) attach(p *peer, c *net.TCPConn) {
 }
 
 // deadlineReader pushes the read deadline out as bytes arrive, so a large
-// message may take as long as it needs while a silent peer is caught.
+// message may take as long as it needs while a silent peer is caught. A
+// deadline is when this rank looks at the peer, not yet a verdict: see
+// silent.
 type deadlineReader struct {
-	c       *net.TCPConn
-	timeout time.Duration // <= 0: none
-	set     time.Time     // when the deadline was last pushed
+	c            *net.TCPConn
+	p            *peer
+	timeout      time.Duration // PeerTimeout; <= 0: none
+	probeTimeout time.Duration
+	set          time.Time // when the deadline was last pushed
+	probed       time.Time // when the silent peer was probed; zero if it was not
 
 	// With Spin (see spin.go; nil raw: never spins). Used by the reader
 	// goroutine only, except end's atomics.
@@ -627,12 +643,17 @@ type deadlineReader struct {
 }
 
 func (d *deadlineReader) Read(b []byte) (int, error) {
+	var start time.Time // when this read began to wait
 	for {
 		if d.timeout > 0 {
 			// Pushing the deadline costs a little; doing it every eighth
-			// of the timeout keeps the real bound within 9/8 of the
-			// setting.
-			if now := time.Now(); now.Sub(d.set) > d.timeout/8 {
+			// of the timeout is enough, since silent measures the
+			// silence itself.
+			now := time.Now()
+			if start.IsZero() {
+				start = now
+			}
+			if d.probed.IsZero() && now.Sub(d.set) > d.timeout/8 {
 				d.set = now
 				d.c.SetReadDeadline(now.Add(d.timeout))
 			}
@@ -648,11 +669,71 @@ func (d *deadlineReader) Read(b []byte) (int, error) {
 			d.set = time.Time{} // restore the deadline on the next pass
 			if d.timeout <= 0 {
 				d.c.SetReadDeadline(time.Time{})
+			} else if !d.probed.IsZero() {
+				d.c.SetReadDeadline(d.probed.Add(d.probeTimeout))
 			}
 			continue
 		}
+		if n > 0 && !d.probed.IsZero() {
+			d.heard(start)
+		}
+		if err != nil && d.timeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			if err = d.silent(start); err == nil {
+				continue
+			}
+		}
 		return n, err
 	}
+}
+
+// silent decides what a read deadline means, for a read that began to wait
+// at start. Bytes waiting in the socket mean that this rank was late (starved,
+// or stopped, itself), not the peer. A peer silent for PeerTimeout is
+// probed; one that stays silent for ProbeTimeout after that is declared dead.
+// A starved process answers late; only a stopped, hung or cut-off one never
+// does. It returns nil to read on.
+func (d *deadlineReader) silent(start time.Time) error {
+	now := time.Now()
+	switch {
+	case bytesWaiting(d.c):
+		d.set = time.Time{}
+		if !d.probed.IsZero() {
+			d.c.SetReadDeadline(now.Add(d.probeTimeout))
+		}
+	case d.probed.IsZero() && now.Sub(start) < d.timeout:
+		// The deadline was pushed before this read began.
+		d.set = now
+		d.c.SetReadDeadline(start.Add(d.timeout))
+	case d.probed.IsZero():
+		d.probed = now
+		d.p.t.o.Logf("transport: rank %d: %s has sent nothing for %v; probing it", d.p.t.o.Rank, d.p.describe(), now.Sub(start).Round(time.Millisecond))
+		select {
+		case d.p.probe <- struct{}{}:
+		default:
+		}
+		d.c.SetReadDeadline(now.Add(d.probeTimeout))
+	case now.Sub(d.probed) < d.probeTimeout:
+		d.c.SetReadDeadline(d.probed.Add(d.probeTimeout))
+	default:
+		return &silenceError{silence: now.Sub(start), probedAfter: d.probed.Sub(start), probeTimeout: d.probeTimeout}
+	}
+	return nil
+}
+
+// heard ends a probe: the peer has sent something, so it is alive.
+func (d *deadlineReader) heard(start time.Time) {
+	d.p.t.o.Logf("transport: rank %d: %s sent again after %v of silence: slow, not dead", d.p.t.o.Rank, d.p.describe(), time.Since(start).Round(time.Millisecond))
+	d.probed, d.set = time.Time{}, time.Time{}
+}
+
+// silenceError is a peer declared dead: silent for PeerTimeout, then for
+// ProbeTimeout after a probe.
+type silenceError struct {
+	silence, probedAfter, probeTimeout time.Duration
+}
+
+func (e *silenceError) Error() string {
+	return fmt.Sprintf("sent nothing for %v, nor answered a probe within %v", e.silence.Round(time.Millisecond), e.probeTimeout)
 }
 
 // sawData keeps the reader polling for Spin after a data frame (not after a
@@ -1246,19 +1327,27 @@ func (t *TCP) delayLine(p *peer) {
 	}
 }
 
-// heartbeat keeps an idle connection visibly alive.
+// heartbeat keeps an idle connection visibly alive, and probes the peer
+// when the reader asks.
 func (t *TCP) heartbeat(p *peer) {
 	defer t.wg.Done()
 	every := t.o.HeartbeatInterval
-	tk := time.NewTicker(every / 2)
-	defer tk.Stop()
+	var tick <-chan time.Time // nil, which never fires, without heartbeats
+	if every > 0 {
+		tk := time.NewTicker(every / 2)
+		defer tk.Stop()
+		tick = tk.C
+	}
 	for {
 		select {
 		case <-t.done:
 			return
 		case <-p.exited:
 			return
-		case <-tk.C:
+		case <-p.probe:
+			t.sendProbe(p)
+			continue
+		case <-tick:
 		}
 		if time.Since(t.epoch)-time.Duration(p.lastWrite.Load()) < every/2 {
 			continue
@@ -1273,6 +1362,27 @@ func (t *TCP) heartbeat(p *peer) {
 		}
 		p.unlock()
 	}
+}
+
+// probeID is the wait query id of a probe, which no diagnosis uses: the
+// reply only shows that the peer is alive.
+const probeID = 0
+
+// sendProbe sends a silent peer a wait query, which its reader answers at
+// once. It waits for the write lock: a send that holds it ends by its own
+// deadline.
+func (t *TCP) sendProbe(p *peer) {
+	select {
+	case p.wmu <- struct{}{}:
+	case <-t.done:
+		return
+	case <-p.exited:
+		return
+	}
+	if p.err() == nil && !p.wclosed {
+		t.writeControl(p, "a probe", wire.Header{Kind: wire.KindWaitQuery, Tag: probeID}, nil, time.Now().Add(t.o.ProbeTimeout))
+	}
+	p.unlock()
 }
 
 // Abort tells every peer that the job failed with err, so that their
@@ -1375,9 +1485,11 @@ func (t *TCP) describeNetErr(err error) error {
 		return errors.New("closed the connection mid-message")
 	case isReset(err):
 		return fmt.Errorf("reset the connection (%v)", err)
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		// Only the reader's deadline gets here: it is the peer timeout.
-		return &collective.TimeoutError{After: t.o.PeerTimeout, Waiting: "any data or heartbeat (the peer is presumed dead or stalled)"}
+	}
+	if se := (*silenceError)(nil); errors.As(err, &se) {
+		return &collective.TimeoutError{After: se.silence, Waiting: "any data or heartbeat",
+			Cause: fmt.Sprintf("nor did it answer a probe sent after %v of silence within %v: stopped, hung or cut off (a starved process answers late)",
+				se.probedAfter.Round(time.Millisecond), se.probeTimeout)}
 	}
 	return err
 }
