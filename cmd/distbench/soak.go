@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -184,9 +185,10 @@ func runSoak(cmd *cobra.Command, f *soakFlags, specs []*harness.Spec, stdout, st
 	return nil
 }
 
-// Growth allowed between the first and the last checkpoint of a rank. A
-// few goroutines come and go with the traffic (a wait reply's writer, a
-// timer's); a leak grows with the operations run, far past these.
+// Growth allowed before a rank's footprint counts as growing. A few
+// goroutines come and go with the traffic (a wait reply's writer, a
+// timer's), and pools fill and drain; a leak grows with the operations run,
+// far past these.
 const (
 	soakGoroutineSlack = 4
 	soakHeapSlack      = 16 << 20
@@ -207,17 +209,20 @@ func soakVerdict(rec *results.Record, err error) string {
 	}
 	var grew []string
 	for _, pr := range rec.Soak.Ranks {
-		last := len(pr.Goroutines) - 1
-		if last < 1 {
-			return fmt.Sprintf("FAILED: rank %d has %d checkpoints", pr.Rank, last+1)
+		if len(pr.Goroutines) < 2 {
+			return fmt.Sprintf("FAILED: rank %d has %d checkpoints", pr.Rank, len(pr.Goroutines))
 		}
-		if d := pr.Goroutines[last] - pr.Goroutines[0]; d > soakGoroutineSlack {
+		goroutines := make([]int64, len(pr.Goroutines))
+		for i, g := range pr.Goroutines {
+			goroutines[i] = int64(g)
+		}
+		if d := growth(goroutines); d > soakGoroutineSlack {
 			grew = append(grew, fmt.Sprintf("rank %d goroutines +%d", pr.Rank, d))
 		}
-		if d := pr.HeapBytes[last] - pr.HeapBytes[0]; d > max(pr.HeapBytes[0]/4, soakHeapSlack) {
+		if d := growth(pr.HeapBytes); d > max(pr.HeapBytes[0]/4, soakHeapSlack) {
 			grew = append(grew, fmt.Sprintf("rank %d heap +%.1f MiB", pr.Rank, float64(d)/(1<<20)))
 		}
-		if d := pr.RSSBytes[last] - pr.RSSBytes[0]; d > max(pr.RSSBytes[0]/4, soakRSSSlack) {
+		if d := growth(pr.RSSBytes); d > max(pr.RSSBytes[0]/4, soakRSSSlack) {
 			grew = append(grew, fmt.Sprintf("rank %d rss +%.1f MiB", pr.Rank, float64(d)/(1<<20)))
 		}
 	}
@@ -225,6 +230,16 @@ func soakVerdict(rec *results.Record, err error) string {
 		return "GREW: " + strings.Join(grew, ", ")
 	}
 	return "ok"
+}
+
+// growth is how far the lowest checkpoint of the second half of a series
+// stands above the highest of the first half. A leak lifts every later
+// checkpoint above every earlier one; a pool that fills and drains (a
+// sawtooth) does not, where a first-to-last difference would catch it at
+// a peak.
+func growth(series []int64) int64 {
+	h := len(series) / 2
+	return slices.Min(series[h:]) - slices.Max(series[:h])
 }
 
 func soakRow(spec *harness.Spec, rec *results.Record, verdict string) string {

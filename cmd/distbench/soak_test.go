@@ -105,6 +105,12 @@ func TestSoakVerdict(t *testing.T) {
 			rank([2]int{20, 40}, [2]int64{1, 1}, [2]int64{1, 1})}}}, nil, "GREW: rank 0 goroutines +20"},
 		{"heap grew", &results.Record{Soak: &results.SoakStats{Ranks: []results.SoakRank{
 			rank([2]int{20, 20}, [2]int64{50 << 20, 200 << 20}, [2]int64{1, 1})}}}, nil, "GREW: rank 0 heap +150.0 MiB"},
+		{"heap sawtooth", &results.Record{Soak: &results.SoakStats{Ranks: []results.SoakRank{{
+			Goroutines: []int{89, 89, 92, 89, 89, 89}, HeapBytes: []int64{51 << 20, 80 << 20, 53 << 20, 94 << 20, 60 << 20, 77 << 20},
+			RSSBytes: []int64{107 << 20, 159 << 20, 174 << 20, 161 << 20, 189 << 20, 167 << 20}}}}}, nil, "ok"},
+		{"heap leak", &results.Record{Soak: &results.SoakStats{Ranks: []results.SoakRank{{
+			Goroutines: []int{89, 89, 89, 89, 89, 89}, HeapBytes: []int64{50 << 20, 70 << 20, 90 << 20, 110 << 20, 130 << 20, 150 << 20},
+			RSSBytes: []int64{100 << 20, 100 << 20, 100 << 20, 100 << 20, 100 << 20, 100 << 20}}}}}, nil, "GREW: rank 0 heap +20.0 MiB"},
 		{"rss grew", &results.Record{Soak: &results.SoakStats{Ranks: []results.SoakRank{
 			rank([2]int{20, 20}, [2]int64{1, 1}, [2]int64{100 << 20, 1 << 30})}}}, nil, "GREW: rank 0 rss +924.0 MiB"},
 	}
