@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,20 +48,7 @@ func TestSoakProcesses(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	f, err := os.Open(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var recs []results.Record
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r results.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	recs := readJSONL(t, jsonPath)
 	if len(recs) != 6 {
 		t.Fatalf("%d records, want 6 (3 strategies × 2 world sizes)\n%s", len(recs), stdout)
 	}
