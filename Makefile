@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/distbench
 PKGS    := ./...
 
-.PHONY: all build test test-short lint sweep bench data peers clean
+.PHONY: all build test test-short lint sweep bench data peers soak clean
 
 all: build
 
@@ -30,6 +30,11 @@ lint:
 # The main job: the embedded default plan on this machine, then the report.
 sweep: build
 	$(BIN) sweep
+
+# 30 minutes of checked allreduces through every strategy at np 2-8, watching
+# goroutines and memory; run it beside `stress-ng --cpu 4` to soak under load.
+soak: build
+	$(BIN) soak --duration $${SOAK_DURATION:-30m} --np 2,3,4,5,6,7,8
 
 # Go benchmarks of the hot paths (kernels, transport, strategies).
 bench:

@@ -25,6 +25,8 @@ type Spec struct {
 	Points   []Point           `json:"points"`
 	// Train, if set, makes the launch a training run instead of Points.
 	Train *train.Config `json:"train,omitempty"`
+	// Soak, if set, makes the launch a soak (see [Soak]) instead of Points.
+	Soak *SoakConfig `json:"soak,omitempty"`
 	// KeepSamples keeps per-iteration samples in the records (for compare).
 	KeepSamples bool `json:"keep_samples"`
 	// TimeBudget, when positive, caps the timed iterations of each point:
@@ -104,6 +106,11 @@ func (s *Spec) Validate() error {
 	}
 	if s.Train != nil {
 		if err := s.Train.Validate(s.NP); err != nil {
+			return err
+		}
+	}
+	if s.Soak != nil {
+		if err := s.Soak.Validate(); err != nil {
 			return err
 		}
 	}

@@ -151,9 +151,12 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 		tr.Close()
 		return err
 	}
-	if spec.Train != nil {
+	switch {
+	case spec.Train != nil:
 		_, err = train.Run(ctx, comm, *spec.Train, emit)
-	} else {
+	case spec.Soak != nil:
+		err = Soak(ctx, comm, spec, emit)
+	default:
 		err = Measure(ctx, comm, spec, emit)
 	}
 	var cerr error

@@ -11,6 +11,7 @@ const (
 	KindCollective = "collective"
 	KindTrainStep  = "train_step"
 	KindTrainEpoch = "train_epoch"
+	KindSoak       = "soak" // `distbench soak`: one record per launch
 )
 
 // Record is one line of results.jsonl. Fields that do not apply to a kind
@@ -96,6 +97,29 @@ type Record struct {
 	ExposedMs   float64 `json:"exposed_ms,omitempty"`
 	ImagesPerS  float64 `json:"images_per_s,omitempty"`
 	WallSeconds float64 `json:"wall_s,omitempty"`
+
+	// Soak (KindSoak): what a soak ran and how every rank's footprint moved.
+	Soak *SoakStats `json:"soak,omitempty"`
+}
+
+// SoakStats is the outcome of one soak launch.
+type SoakStats struct {
+	Ops     int64   `json:"ops"`   // checked allreduces, warm-up included
+	Bytes   int64   `json:"bytes"` // their total size
+	Wrong   int64   `json:"wrong"` // elements that differed from the exact answer, over all ranks
+	Seconds float64 `json:"seconds"`
+	// Ranks holds each rank's footprint at every checkpoint, the first
+	// taken after the warm-up.
+	Ranks []SoakRank `json:"ranks,omitempty"`
+}
+
+// SoakRank is one rank's goroutines, live heap (after a collection) and
+// resident set size at each checkpoint of a soak.
+type SoakRank struct {
+	Rank       int     `json:"rank"`
+	Goroutines []int   `json:"goroutines"`
+	HeapBytes  []int64 `json:"heap_bytes"`
+	RSSBytes   []int64 `json:"rss_bytes"`
 }
 
 // RoundOf returns which round r is, of how many. A record without round
