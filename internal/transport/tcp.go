@@ -388,6 +388,15 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 		go func() { defer wg.Done(); errs <- t.dial(cctx, t.peers[r]) }()
 	}
 	go func() { wg.Wait(); close(errs) }()
+	go func() {
+		// A peer that gives up on the mesh aborts it: stop waiting for the
+		// rest now rather than at ConnectTimeout.
+		select {
+		case <-t.jobFailed:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
 	var first error
 	for err := range errs {
 		if err != nil && first == nil {
@@ -395,13 +404,24 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 			cancel() // the mesh has failed: stop the others now
 		}
 	}
+	if first == nil {
+		t.ready.Store(true)
+	}
+	// An abort that arrived while the mesh formed failed no mailbox
+	// (peerAborted saw ready false, before the store above) and cut the
+	// waits short: it is why the mesh failed. One that arrives after the
+	// store fails the mailboxes itself, all of which exist by then.
+	t.mu.Lock()
+	if t.jobErr != nil {
+		first = fmt.Errorf("transport: rank %d: forming the mesh: %w", o.Rank, t.jobErr)
+	}
+	t.mu.Unlock()
 	if first != nil {
 		// Abort rather than close, so that the peers already connected
 		// learn why this rank left.
 		t.shutdown(first)
 		return nil, first
 	}
-	t.ready.Store(true)
 	o.Logf("transport: rank %d: connected to %d peers; listening at %s", o.Rank, o.Size-1, t.addr)
 	return t, nil
 }
@@ -1261,6 +1281,11 @@ func (t *TCP) peerAborted(p *peer, text string) {
 	}
 	t.mu.Unlock()
 	t.o.Logf("transport: rank %d: %v", t.o.Rank, perr)
+	if !t.ready.Load() {
+		// The mesh is still forming and some mailboxes may not exist yet:
+		// NewTCP sees jobFailed and fails with perr instead.
+		return
+	}
 	p.after(func() {
 		for _, q := range t.peers {
 			if q != nil {

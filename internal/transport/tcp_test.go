@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -914,5 +915,45 @@ func TestTCPClaimMidMessage(t *testing.T) {
 				t.Fatalf("next message: %q, %v", b, err)
 			}
 		})
+	}
+}
+
+// A rank that gives up while the mesh forms aborts it; a rank still
+// waiting for a peer that never came must fail with that abort at once,
+// not crash on the missing peer's mailbox nor wait out its own
+// ConnectTimeout.
+func TestTCPAbortWhileForming(t *testing.T) {
+	store := newMemStore()
+	errs := make(chan error, 2)
+	start := time.Now()
+	for r := range 2 { // rank 2 of 3 never starts
+		connect := time.Minute
+		if r == 1 {
+			connect = 500 * time.Millisecond
+		}
+		go func() {
+			tr, err := NewTCP(context.Background(), TCPOptions{
+				Rank: r, Size: 3, Store: store, JobID: "test-job", Token: testToken, ConnectTimeout: connect,
+			})
+			if tr != nil {
+				tr.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		err := <-errs
+		if err == nil {
+			t.Fatal("a mesh missing rank 2 formed")
+		}
+		t.Log(err)
+		if strings.HasPrefix(err.Error(), "transport: rank 0:") && !regexp.MustCompile(`rank 1 \(127\.0\.0\.1:\d+\).*aborted`).MatchString(err.Error()) {
+			t.Errorf("rank 0's error does not say that rank 1 aborted the job: %v", err)
+		}
+	}
+	// Rank 0 waited with a minute's ConnectTimeout; rank 1's abort must end
+	// that wait. Half of the minute holds at 10x slowdown.
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("rank 0 failed after %v, at its own ConnectTimeout, not at rank 1's abort", el)
 	}
 }
