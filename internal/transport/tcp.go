@@ -694,8 +694,11 @@ func (d *deadlineReader) Read(b []byte) (int, error) {
 			}
 			continue
 		}
-		if n > 0 && !d.probed.IsZero() {
-			d.heard(start)
+		if n > 0 {
+			raceReceived()
+			if !d.probed.IsZero() {
+				d.heard(start)
+			}
 		}
 		if err != nil && d.timeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 			if err = d.silent(start); err == nil {
@@ -900,6 +903,7 @@ var zeros [wire.FrameAlign]byte
 // socket is full when Spin is set; the caller holds the write lock and has
 // set the write deadline.
 func (p *peer) writeBufs(bufs net.Buffers, deadline time.Time) (int64, error) {
+	raceSent(bufs)
 	if p.raw != nil {
 		return p.writeSpin(bufs, deadline)
 	}
