@@ -108,11 +108,12 @@ func Soak(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*resu
 		if seq%soakControlEvery == 0 {
 			// Rank 0 decides: 0 go on, 1 checkpoint, 2 last checkpoint and stop.
 			v := int64(0)
-			if r == 0 {
-				if el := time.Since(start); el >= cfg.Duration {
+			// The last checkpoint falls at Duration; a soak whose warm-up
+			// overran (a loaded machine) still takes every checkpoint.
+			if r == 0 && time.Since(start) >= warm+time.Duration(next)*interval {
+				v = 1
+				if next == cfg.Checkpoints-1 {
 					v = 2
-				} else if el >= warm+time.Duration(next)*interval {
-					v = 1
 				}
 			}
 			ctl.Int64s()[0] = v
