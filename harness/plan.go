@@ -285,6 +285,10 @@ func (s Sizes) expand(dtypes []collective.DType) ([]int64, error) {
 		if lo > hi {
 			return nil, fmt.Errorf("sizes: min %s is larger than max %s", r.Min, r.Max)
 		}
+		align := int64(1) // every dtype's size divides the largest
+		for _, dt := range dtypes {
+			align = max(align, int64(dt.Size()))
+		}
 		var step int64
 		switch {
 		case r.Step != "" && r.Factor != 0:
@@ -293,27 +297,16 @@ func (s Sizes) expand(dtypes []collective.DType) ([]int64, error) {
 			if step, err = units.ParseBytes(r.Step); err != nil || step <= 0 {
 				return nil, fmt.Errorf("sizes.step %q: want a positive size such as 1MiB", r.Step)
 			}
+			if step%align != 0 {
+				return nil, fmt.Errorf("sizes.step %s: not a whole number of elements (accepted: multiples of %d bytes)", r.Step, align)
+			}
 		case r.Factor == 0 && lo != hi:
 			return nil, errors.New("sizes: a range needs factor (such as 2) or step (such as 1MiB)")
 		case r.Factor != 0 && (r.Factor <= 1 || math.IsNaN(r.Factor) || math.IsInf(r.Factor, 0)):
 			return nil, fmt.Errorf("sizes.factor %g: must be greater than 1", r.Factor)
 		}
-		for v := lo; v <= hi; {
-			out = append(out, v)
-			if len(out) > 4096 {
-				return nil, fmt.Errorf("sizes: more than 4096 between %s and %s; use a larger step", r.Min, r.Max)
-			}
-			next := v + step
-			if step == 0 {
-				next = int64(float64(v) * r.Factor)
-				if v == 0 {
-					next = 1
-				}
-			}
-			if next <= v {
-				break
-			}
-			v = next
+		if out, err = SizeSteps(lo, hi, r.Factor, step, align); err != nil {
+			return nil, fmt.Errorf("sizes: %w", err)
 		}
 	}
 	for _, v := range out {
@@ -325,6 +318,38 @@ func (s Sizes) expand(dtypes []collective.DType) ([]int64, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// MaxSizes is the most sizes a range may expand to.
+const MaxSizes = 4096
+
+// SizeSteps expands a range of sizes as nccl-tests' -b/-e/-f/-i do: from lo
+// up to hi, each size the last one plus step or, with step 0, times factor.
+// Sizes stay whole elements of align bytes (the largest dtype's size): a
+// product is rounded down to one, as nccl-tests rounds to a count, and one
+// that does not advance (-f 1.1 from 4 bytes) advances by an element, where
+// nccl-tests would repeat the size forever and distbench used to stop. So a
+// range never measures fewer sizes than its bounds and step say; more than
+// MaxSizes is an error. The caller checks lo and step are multiples of
+// align and factor is finite and above 1, naming them as its user does.
+func SizeSteps(lo, hi int64, factor float64, step, align int64) ([]int64, error) {
+	var out []int64
+	for s := lo; s <= hi; {
+		out = append(out, s)
+		if len(out) > MaxSizes {
+			return nil, fmt.Errorf("more than %d sizes from %d to %d bytes (accepted: a larger step or factor)", MaxSizes, lo, hi)
+		}
+		if step > 0 {
+			s += step
+			continue
+		}
+		next := float64(s) * factor
+		if next > float64(hi) {
+			break // also keeps the conversion below in range
+		}
+		s = max(int64(next)/align*align, s+align)
+	}
+	return out, nil
 }
 
 // ParsePlan reads a plan from YAML. Unknown keys are errors (with their

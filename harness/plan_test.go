@@ -457,6 +457,10 @@ func TestPlanBad(t *testing.T) {
 		{"training steps", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    steps: -1\n", "steps -1"},
 		{"training lr schedule", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    lr_schedule: linear\n", `"linear"`},
 		{"nothing can run", "skip_unavailable: true\ncollectives:\n  - strategies: [testunavailable]" + block, "nothing can run here"},
+		// Sizes that would not step as asked.
+		{"factor NaN", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: .nan}\n", "sizes.factor NaN: must be greater than 1"},
+		{"factor too fine for too many sizes", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: 1.0000001}\n", "more than 4096 sizes from 4 to 1073741824 bytes"},
+		{"step not whole elements", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 8, max: 64, step: 6}\n    dtypes: [float32]\n", "sizes.step 6: not a whole number of elements (accepted: multiples of 4 bytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -496,6 +500,58 @@ func TestRoundIters(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("roundIters(%d, %d, k) = %v, want %v", tt.total, tt.rounds, got, tt.want)
 		}
+	}
+}
+
+// TestSizeSteps: sizes grow as nccl-tests' do, rounded to whole elements,
+// and a factor too small to advance a size advances it by an element, so a
+// range never stops short of its maximum.
+func TestSizeSteps(t *testing.T) {
+	tests := []struct {
+		name        string
+		lo, hi      int64
+		factor      float64
+		step, align int64
+		want        []int64
+		count       int // when want is too long to write
+		err         string
+	}{
+		{name: "doubling", lo: 4096, hi: 65536, factor: 2, align: 4, want: []int64{4096, 8192, 16384, 32768, 65536}},
+		{name: "stops below max", lo: 4096, hi: 6000, factor: 2, align: 4, want: []int64{4096}},
+		{name: "one size", lo: 4096, hi: 4096, align: 4, want: []int64{4096}},
+		{name: "from zero", lo: 0, hi: 16, factor: 2, align: 4, want: []int64{0, 4, 8, 16}},
+		{name: "rounded to elements", lo: 4, hi: 40, factor: 1.5, align: 4, want: []int64{4, 8, 12, 16, 24, 36}},
+		{name: "too fine a factor steps by an element", lo: 4, hi: 64, factor: 1.0000001, align: 4, want: []int64{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64}},
+		{name: "then grows", lo: 8, hi: 1 << 20, factor: 1.1, align: 8, count: 114}, // 20 steps of 8 to 160, then ×1.1
+		{name: "step", lo: 1 << 20, hi: 4 << 20, step: 1 << 20, align: 4, want: []int64{1 << 20, 2 << 20, 3 << 20, 4 << 20}},
+		{name: "huge factor", lo: 4, hi: 1 << 50, factor: 1e300, align: 4, want: []int64{4}},
+		{name: "up to the limit", lo: 1, hi: 1 << 50, factor: 2, align: 1, count: 51},
+		{name: "too many", lo: 4, hi: 1 << 30, factor: 1.0000001, align: 4, err: "more than 4096 sizes from 4 to 1073741824 bytes (accepted: a larger step or factor)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SizeSteps(tt.lo, tt.hi, tt.factor, tt.step, tt.align)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != nil && !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if tt.count > 0 && len(got) != tt.count {
+				t.Errorf("%d sizes, want %d", len(got), tt.count)
+			}
+			for i, v := range got {
+				if v%tt.align != 0 || v > tt.hi || (i > 0 && v <= got[i-1]) {
+					t.Fatalf("size %d (%d of %v) not whole, above max or not growing", v, i, got)
+				}
+			}
+		})
 	}
 }
 

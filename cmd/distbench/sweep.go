@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,6 +213,9 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 			return nil, "", fmt.Errorf("%s: %w", f.plan, err)
 		}
 	case len(fromFlags) > 0:
+		if fl.Changed("stepfactor") && !(f.stepFactor > 1 && !math.IsInf(f.stepFactor, 0)) {
+			return nil, "", fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
+		}
 		if plan, err = f.flagPlan(); err != nil {
 			return nil, "", err
 		}

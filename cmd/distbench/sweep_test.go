@@ -178,6 +178,8 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--rounds", "two"}, "--rounds"},
 		{[]string{"--plan", badRounds}, `rounds "0": want an integer from 1 to 100`},
 		{[]string{"--bogus"}, "unknown flag"},
+		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1"},
+		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "1.0000001"}, "more than 4096 sizes from 4 to 1073741824 bytes"},
 	}
 	for _, tt := range tests {
 		code, out, errs := cli(t, append([]string{"sweep", "--dry-run"}, tt.args...)...)
