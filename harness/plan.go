@@ -720,8 +720,8 @@ func checkNP(nps []int, where string) error {
 		return fmt.Errorf("%s: np: missing (a list of world sizes, such as [2, 4])", where)
 	}
 	for _, n := range nps {
-		if n < 1 || n > 512 {
-			return fmt.Errorf("%s: np %d: must be between 1 and 512", where, n)
+		if n < 1 || n > MaxProcesses {
+			return fmt.Errorf("%s: np %d: must be between 1 and %d", where, n, MaxProcesses)
 		}
 	}
 	return nil

@@ -461,6 +461,8 @@ func TestPlanBad(t *testing.T) {
 		{"factor NaN", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: .nan}\n", "sizes.factor NaN: must be greater than 1"},
 		{"factor too fine for too many sizes", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: 1.0000001}\n", "more than 4096 sizes from 4 to 1073741824 bytes"},
 		{"step not whole elements", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 8, max: 64, step: 6}\n    dtypes: [float32]\n", "sizes.step 6: not a whole number of elements (accepted: multiples of 4 bytes)"},
+		// Workers and dedicated servers together.
+		{"processes with servers", "collectives:\n  - strategies: [ps]" + block + "    options: {placement: dedicated, servers: 511}\n", "np 2 and 511 dedicated servers: 513 processes, but at most 512 local processes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

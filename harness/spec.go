@@ -57,6 +57,10 @@ func (s *Spec) PointID(p Point) string {
 	return id
 }
 
+// MaxProcesses is the most processes a launch starts on one machine:
+// workers and a strategy's dedicated servers together.
+const MaxProcesses = 512
+
 // Validate checks the spec before any process starts; errors name the bad
 // value and what is accepted.
 func (s *Spec) Validate() error {
@@ -77,8 +81,18 @@ func (s *Spec) Validate() error {
 	if s.NP < 1 {
 		return fmt.Errorf("np %d: must be at least 1", s.NP)
 	}
-	if s.NP > 512 {
-		return fmt.Errorf("np %d: at most 512 local processes", s.NP)
+	if s.NP > MaxProcesses {
+		return fmt.Errorf("np %d: at most %d local processes", s.NP, MaxProcesses)
+	}
+	if sv, ok := st.(collective.Servers); ok {
+		servers, err := sv.ServerProcesses(s.Options, s.NP)
+		if err != nil {
+			return fmt.Errorf("strategy %s: %w", s.Strategy, err)
+		}
+		if s.NP+servers > MaxProcesses {
+			return fmt.Errorf("np %d and %d dedicated servers: %d processes, but at most %d local processes (accepted: np plus servers up to %d)",
+				s.NP, servers, s.NP+servers, MaxProcesses, MaxProcesses)
+		}
 	}
 	if s.Iters < 1 {
 		return fmt.Errorf("iters %d: must be at least 1", s.Iters)

@@ -49,6 +49,8 @@ func TestRunBadInput(t *testing.T) {
 		{"stepfactor below 1", []string{"run", "-f", "0.5", "-b", "4K", "-e", "4K"}, "--stepfactor 0.5: want a finite number greater than 1"},
 		{"stepfactor too fine", []string{"run", "-f", "1.0000001", "-b", "4", "-e", "1G"}, "--minbytes 4 to --maxbytes 1G: more than 4096 sizes from 4 to 1073741824 bytes (accepted: a larger step or factor)"},
 		{"stepbytes not whole elements", []string{"run", "-b", "4", "-e", "64", "-i", "6"}, "--stepbytes 6: not a whole number of float32 elements (accepted: multiples of 4 bytes)"},
+		{"servers past the process limit", []string{"run", "--strategy", "ps", "--opt", "placement=dedicated", "--opt", "servers=520", "--np", "1"},
+			"np 1 and 520 dedicated servers: 521 processes, but at most 512 local processes (accepted: np plus servers up to 512)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -180,6 +180,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--bogus"}, "unknown flag"},
 		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1"},
 		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "1.0000001"}, "more than 4096 sizes from 4 to 1073741824 bytes"},
+		{[]string{"--strategy", "ps", "--np", "1", "--opt", "placement=dedicated", "--opt", "servers=520"}, "np 1 and 520 dedicated servers: 521 processes, but at most 512"},
 	}
 	for _, tt := range tests {
 		code, out, errs := cli(t, append([]string{"sweep", "--dry-run"}, tt.args...)...)
