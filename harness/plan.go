@@ -93,11 +93,11 @@ const (
 type Plan struct {
 	Name string `yaml:"name,omitempty"`
 	// Settings every block inherits; a block may override iters and warmup.
-	Iters      int           `yaml:"iters,omitempty"`
+	Iters      int           `yaml:"iters,omitempty" zero:"the default, 20"`
 	Warmup     *int          `yaml:"warmup,omitempty"`
-	Check      *bool         `yaml:"check,omitempty"`       // default true
-	Timeout    time.Duration `yaml:"timeout,omitempty"`     // per operation
-	TimeBudget time.Duration `yaml:"time_budget,omitempty"` // per point, see Spec.TimeBudget
+	Check      *bool         `yaml:"check,omitempty"`                          // default true
+	Timeout    time.Duration `yaml:"timeout,omitempty" zero:"the default, 2m"` // per operation
+	TimeBudget time.Duration `yaml:"time_budget,omitempty"`                    // per point, see Spec.TimeBudget
 	// Rounds measures every collective point in that many rounds (1 to
 	// MaxRounds; default 1), interleaved across the whole sweep: round 1 of
 	// every launch, then round 2 of every launch, and so on, each round a
@@ -165,7 +165,7 @@ type CollectiveBlock struct {
 	Links       []string          `yaml:"links,omitempty"`   // "" is unshaped; default [""]
 	Options     map[string]string `yaml:"options,omitempty"` // strategy options
 	Root        int               `yaml:"root,omitempty"`
-	Iters       int               `yaml:"iters,omitempty"`
+	Iters       int               `yaml:"iters,omitempty" zero:"the plan's iters"`
 	Warmup      *int              `yaml:"warmup,omitempty"`
 
 	about string // what the points replay, for progress lines
@@ -176,8 +176,8 @@ type CollectiveBlock struct {
 // sum allreduce points, in place, as DDP issues them.
 type GradientBlock struct {
 	Model       string            `yaml:"model"`
-	Input       string            `yaml:"input,omitempty"`   // mnist, cifar10, imagenet or CxHxW; default by model
-	Classes     int               `yaml:"classes,omitempty"` // default 10, 1000 for imagenet
+	Input       string            `yaml:"input,omitempty"` // mnist, cifar10, imagenet or CxHxW; default by model
+	Classes     int               `yaml:"classes,omitempty" zero:"the default, 10 (1000 for imagenet)"`
 	BucketCapMB float64           `yaml:"bucket_cap_mb,omitempty"`
 	Strategies  []string          `yaml:"strategies"`
 	NP          []int             `yaml:"np"`
@@ -197,15 +197,15 @@ type TrainingBlock struct {
 	NP          []int             `yaml:"np"`
 	Links       []string          `yaml:"links,omitempty"`
 	Options     map[string]string `yaml:"options,omitempty"`
-	Epochs      int               `yaml:"epochs,omitempty"`      // default 1
-	Steps       int               `yaml:"steps,omitempty"`       // per epoch; 0 is the whole epoch
-	Batch       int               `yaml:"batch,omitempty"`       // global; default 128
-	LR          float64           `yaml:"lr,omitempty"`          // default 0.01
+	Epochs      int               `yaml:"epochs,omitempty" zero:"the default, 1"`
+	Steps       int               `yaml:"steps,omitempty"`                         // per epoch; 0 is the whole epoch
+	Batch       int               `yaml:"batch,omitempty" zero:"the default, 128"` // global
+	LR          float64           `yaml:"lr,omitempty" zero:"the default, 0.01"`
 	LRSchedule  string            `yaml:"lr_schedule,omitempty"` // as --lr-schedule; default constant
 	LRWarmup    int               `yaml:"lr_warmup,omitempty"`   // epochs, as --lr-warmup
 	Momentum    *float64          `yaml:"momentum,omitempty"`
 	BucketCapMB float64           `yaml:"bucket_cap_mb,omitempty"`
-	Seed        uint64            `yaml:"seed,omitempty"` // default 1
+	Seed        uint64            `yaml:"seed,omitempty" zero:"the default, 1"`
 }
 
 // Training defaults, those of `distbench train`.
@@ -372,6 +372,22 @@ func ParsePlan(src []byte) (*Plan, error) {
 	if err := dec.Decode(&p); err != nil && err != io.EOF {
 		return nil, oneLine(err)
 	}
+	// A plan is one document: what follows a "---" would be silently
+	// left unmeasured. An empty trailing document is harmless.
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, oneLine(err)
+		}
+		if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null" {
+			continue
+		}
+		return nil, fmt.Errorf("line %d: plan: a second YAML document (accepted: one document; merge its blocks into the first, or remove the \"---\")", doc.Line)
+	}
 	return &p, nil
 }
 
@@ -404,27 +420,54 @@ func checkKeys(n *yaml.Node, t reflect.Type, where string) error {
 	case t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode:
 		return nil
 	}
-	fields := map[string]reflect.Type{}
+	fields := map[string]reflect.StructField{}
 	var names []string
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "" || name == "-" {
 			continue
 		}
-		fields[name] = f.Type
+		fields[name] = f
 		names = append(names, name)
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		ft, ok := fields[k.Value]
+		f, ok := fields[k.Value]
 		if !ok {
 			return fmt.Errorf("line %d: %s: unknown key %q (accepted: %s)", k.Line, where, k.Value, strings.Join(names, ", "))
 		}
-		if err := checkKeys(n.Content[i+1], ft, where+"."+k.Value); err != nil {
+		if dflt, ok := f.Tag.Lookup("zero"); ok && notPositive(n.Content[i+1], f.Type) {
+			return fmt.Errorf("line %d: %s: %s %s: must be positive (accepted: a positive value, or leave %s out for %s)",
+				k.Line, where, k.Value, n.Content[i+1].Value, k.Value, dflt)
+		}
+		if err := checkKeys(n.Content[i+1], f.Type, where+"."+k.Value); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// notPositive reports whether v decodes as a number of type t (an integer,
+// a float or a duration) that is zero or less. Fields tagged `zero:"..."`
+// read zero as "use the default", so an explicit zero (timeout: 0s, which
+// the CLI refuses) would otherwise silently become the default.
+func notPositive(v *yaml.Node, t reflect.Type) bool {
+	if v.Kind != yaml.ScalarNode {
+		return false
+	}
+	x := reflect.New(t)
+	if v.Decode(x.Interface()) != nil {
+		return false // the decoder reports what is wrong with it
+	}
+	switch x = x.Elem(); x.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return x.Int() <= 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return x.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return !(x.Float() > 0)
+	}
+	return false
 }
 
 // Marshal writes the plan as YAML, the form a resumed sweep reads back.
@@ -598,8 +641,8 @@ func (p *Plan) Expand() (*Expanded, error) {
 		return nil, fmt.Errorf("plan: iters %d: must be at least 1", p.Iters)
 	case *p.Warmup < 0:
 		return nil, fmt.Errorf("plan: warmup %d: must be 0 or more", *p.Warmup)
-	case p.Timeout < 0:
-		return nil, fmt.Errorf("plan: timeout %v: must be positive", p.Timeout)
+	case p.Timeout < MinTimeout:
+		return nil, fmt.Errorf("plan: timeout %v: too short (accepted: %v or more)", p.Timeout, MinTimeout)
 	case p.TimeBudget < 0:
 		return nil, fmt.Errorf("plan: time_budget %v: must be 0 (none) or positive", p.TimeBudget)
 	case p.Rounds < 1 || p.Rounds > MaxRounds:

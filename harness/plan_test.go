@@ -457,6 +457,22 @@ func TestPlanBad(t *testing.T) {
 		{"training steps", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    steps: -1\n", "steps -1"},
 		{"training lr schedule", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    lr_schedule: linear\n", `"linear"`},
 		{"nothing can run", "skip_unavailable: true\ncollectives:\n  - strategies: [testunavailable]" + block, "nothing can run here"},
+		// Zero where it would silently mean the default (the CLI refuses
+		// --timeout 0), with the line.
+		{"timeout 0", "iters: 5\ntimeout: 0s\ncollectives:\n  - strategies: [ring]" + block, "line 2: plan: timeout 0s: must be positive (accepted: a positive value, or leave timeout out for the default, 2m)"},
+		{"timeout negative", "timeout: -1s\ncollectives:\n  - strategies: [ring]" + block, "line 1: plan: timeout -1s: must be positive"},
+		{"timeout too short", "timeout: 1ns\ncollectives:\n  - strategies: [ring]" + block, "plan: timeout 1ns: too short (accepted: 1s or more)"},
+		{"iters 0", "iters: 0\ncollectives:\n  - strategies: [ring]" + block, "line 1: plan: iters 0: must be positive"},
+		{"block iters 0", "collectives:\n  - strategies: [ring]" + block + "    iters: 0\n", "line 6: plan.collectives[0]: iters 0: must be positive (accepted: a positive value, or leave iters out for the plan's iters)"},
+		{"gradient classes 0", "gradients:\n  - model: lenet\n    classes: 0\n    strategies: [ring]\n    np: [2]\n", "line 3: plan.gradients[0]: classes 0: must be positive"},
+		{"training epochs 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    epochs: 0\n", "line 6: plan.training[0]: epochs 0: must be positive"},
+		{"training batch 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    batch: 0\n", "batch 0: must be positive"},
+		{"training lr 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    lr: 0.0\n", "lr 0.0: must be positive"},
+		{"training seed 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    seed: 0\n", "seed 0: must be positive (accepted: a positive value, or leave seed out for the default, 1)"},
+		// A second document would be silently left unmeasured.
+		{"second document", "collectives:\n  - strategies: [ring]" + block + "---\nbogus: 1\n", "line 6: plan: a second YAML document (accepted: one document;"},
+		{"second document of blocks", "collectives:\n  - strategies: [ring]" + block + "---\ncollectives:\n  - strategies: [tree]" + block, "line 6: plan: a second YAML document"},
+		{"second document malformed", "collectives:\n  - strategies: [ring]" + block + "---\n[\n", "line"},
 		// Sizes that would not step as asked.
 		{"factor NaN", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: .nan}\n", "sizes.factor NaN: must be greater than 1"},
 		{"factor too fine for too many sizes", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: 1.0000001}\n", "more than 4096 sizes from 4 to 1073741824 bytes"},
@@ -501,6 +517,17 @@ func TestRoundIters(t *testing.T) {
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("roundIters(%d, %d, k) = %v, want %v", tt.total, tt.rounds, got, tt.want)
+		}
+	}
+}
+
+// TestPlanOneDocument: a plan file may end in an empty document (a stray
+// "---"), which holds nothing to leave unmeasured.
+func TestPlanOneDocument(t *testing.T) {
+	for _, src := range []string{"---\ntimeout: 1m\n", "timeout: 1m\n---\n", "timeout: 1m\n---\n# nothing\n", "timeout: 1m\n...\n"} {
+		p, err := ParsePlan([]byte(src))
+		if err != nil || p.Timeout != time.Minute {
+			t.Errorf("ParsePlan(%q) = %+v, %v", src, p, err)
 		}
 	}
 }

@@ -61,6 +61,12 @@ func (s *Spec) PointID(p Point) string {
 // workers and a strategy's dedicated servers together.
 const MaxProcesses = 512
 
+// MinTimeout is the shortest operation deadline a spec accepts. A deadline
+// is how long a peer may be silent before it is called dead; below a second
+// a peer the OS has merely not scheduled yet (a busy machine, a process
+// still starting) would be blamed as stuck, and the job fail falsely.
+const MinTimeout = time.Second
+
 // Validate checks the spec before any process starts; errors name the bad
 // value and what is accepted.
 func (s *Spec) Validate() error {
@@ -103,8 +109,8 @@ func (s *Spec) Validate() error {
 	if s.TimeBudget < 0 {
 		return fmt.Errorf("time budget %v: must be 0 (none) or positive", s.TimeBudget)
 	}
-	if s.Timeout <= 0 {
-		return fmt.Errorf("timeout %v: must be positive", s.Timeout)
+	if s.Timeout < MinTimeout {
+		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
 	}
 	if s.Link != "" {
 		if _, err := transport.ParseLink(s.Link); err != nil {

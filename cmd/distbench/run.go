@@ -135,6 +135,9 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	if f.launcher != "local" && f.launcher != "env" {
 		return nil, fmt.Errorf("--launcher %q (accepted: local, env)", f.launcher)
 	}
+	if f.timeout < harness.MinTimeout {
+		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, harness.MinTimeout)
+	}
 	sizes, err := f.sizes(dt)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,7 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{"root out of range", []string{"run", "--collective", "broadcast", "--np", "2", "--root", "5"}, "root 5 out of range for np 2"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"timeout too short", []string{"run", "--timeout", "1ns"}, "--timeout 1ns: too short (accepted: 1s or more)"},
 		{"stepfactor NaN", []string{"run", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1, such as 2"},
 		{"stepfactor Inf", []string{"run", "-f", "+Inf"}, "--stepfactor +Inf: want a finite number greater than 1"},
 		{"stepfactor below 1", []string{"run", "-f", "0.5", "-b", "4K", "-e", "4K"}, "--stepfactor 0.5: want a finite number greater than 1"},

@@ -156,6 +156,11 @@ func TestSweepBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtype: [float32]\n"), 0o644)
 	badRounds := filepath.Join(tmp, "rounds.yaml")
 	os.WriteFile(badRounds, []byte("rounds: 0\ncollectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"), 0o644)
+	const block = "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"
+	zeroTimeout := filepath.Join(tmp, "timeout.yaml")
+	os.WriteFile(zeroTimeout, []byte("timeout: 0s\n"+block), 0o644)
+	twoDocs := filepath.Join(tmp, "two.yaml")
+	os.WriteFile(twoDocs, []byte(block+"---\nbogus: 1\n"), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -178,6 +183,10 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--rounds", "two"}, "--rounds"},
 		{[]string{"--plan", badRounds}, `rounds "0": want an integer from 1 to 100`},
 		{[]string{"--bogus"}, "unknown flag"},
+		{[]string{"--plan", zeroTimeout}, "line 1: plan: timeout 0s: must be positive (accepted: a positive value, or leave timeout out for the default, 2m)"},
+		{[]string{"--plan", twoDocs}, "line 6: plan: a second YAML document (accepted: one document;"},
+		{[]string{"--timeout", "1ns"}, "--timeout 1ns: too short (accepted: 1s or more)"},
+		{[]string{"--iters", "0"}, "--iters 0: must be at least 1"},
 		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1"},
 		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "1.0000001"}, "more than 4096 sizes from 4 to 1073741824 bytes"},
 		{[]string{"--strategy", "ps", "--np", "1", "--opt", "placement=dedicated", "--opt", "servers=520"}, "np 1 and 520 dedicated servers: 521 processes, but at most 512"},
