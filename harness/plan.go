@@ -680,10 +680,14 @@ func (p *Plan) Expand() (*Expanded, error) {
 		}
 	}
 	// The last word on every launch is Spec.Validate, which the workers
-	// run too: what passes here cannot fail there.
+	// run too: what passes here cannot fail there. A sweep launches its
+	// worlds here, so every rank's buffers must fit in this machine.
 	for _, g := range x.exp.Groups {
 		if g.Spec != nil && g.Skip == "" {
 			if err := g.Spec.Validate(); err != nil {
+				return nil, fmt.Errorf("%s: %w", g.Name(), err)
+			}
+			if err := g.Spec.CheckMemory(g.Spec.NP); err != nil {
 				return nil, fmt.Errorf("%s: %w", g.Name(), err)
 			}
 		}

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -529,6 +530,28 @@ func TestPlanOneDocument(t *testing.T) {
 		if err != nil || p.Timeout != time.Minute {
 			t.Errorf("ParsePlan(%q) = %+v, %v", src, p, err)
 		}
+	}
+}
+
+// TestPlanMemory: a plan whose points' buffers do not fit in this machine
+// is refused before anything starts, naming the point, what it needs and
+// what is available; what fits passes.
+func TestPlanMemory(t *testing.T) {
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, string, bool) { return 16 << 30, "MemAvailable in /proc/meminfo", true }
+	const plan = "collectives:\n  - strategies: [ring]\n    np: [4]\n    collectives: [allreduce, allgather]\n    inplace: both\n    sizes: [1MiB, %s]\n"
+	_, err := expand(t, fmt.Sprintf(plan, "4GiB"))
+	want := "ring np=4: allreduce of 4GiB float32 out-of-place needs at least 32GiB of memory here (4 ranks × 8GiB of buffers), " +
+		"but 16GiB is available (MemAvailable in /proc/meminfo); 1 other point does not fit either; accepted: sizes whose buffers fit, at most 4GiB a rank here"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant  %s", err, want)
+	}
+	if _, err := expand(t, fmt.Sprintf(plan, "2GiB")); err != nil {
+		t.Errorf("2GiB at np 4 fits in 16GiB: %v", err)
+	}
+	availableMemory = func() (int64, string, bool) { return 0, "", false }
+	if _, err := expand(t, fmt.Sprintf(plan, "1PiB")); err != nil {
+		t.Errorf("where memory is unknown the check passes: %v", err)
 	}
 }
 

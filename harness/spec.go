@@ -9,6 +9,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/workloads/train"
 )
 
@@ -144,8 +145,8 @@ func (p Point) validate(np int) error {
 			return err
 		}
 	}
-	if p.Bytes < 0 {
-		return fmt.Errorf("size %d: must not be negative", p.Bytes)
+	if p.Bytes < 0 || p.Bytes > units.MaxBytes {
+		return fmt.Errorf("size %d bytes: out of range (accepted: 0 to %d, 1PiB)", p.Bytes, int64(units.MaxBytes))
 	}
 	if p.Bytes%int64(dt.Size()) != 0 {
 		return fmt.Errorf("size %d bytes is not a multiple of %s's %d bytes", p.Bytes, dt, dt.Size())
@@ -154,6 +155,54 @@ func (p Point) validate(np int) error {
 		return fmt.Errorf("root %d out of range for np %d (accepted: 0..%d)", p.Root, np, np-1)
 	}
 	return nil
+}
+
+// bufferBytes is what one rank of a world of np allocates for p (the
+// benchmark's alloc): the whole buffer, another for the out-of-place form
+// (one rank's block of it for the collectives that split it), and always
+// two for sendrecv. A strategy's own scratch comes on top.
+func (p Point) bufferBytes(np int) int64 {
+	dt, err := collective.ParseDType(p.DType)
+	if err != nil {
+		return 0
+	}
+	whole := int64(effectiveCount(p, dt, np)) * int64(dt.Size())
+	switch {
+	case p.Collective == "sendrecv":
+		return 2 * whole
+	case p.InPlace:
+		return whole
+	case benchmarks[p.Collective].blocks && p.Collective != "alltoall":
+		return whole + whole/int64(np)
+	}
+	return 2 * whole
+}
+
+// CheckMemory refuses a spec whose points' buffers, on localRanks ranks on
+// this machine, do not fit in the memory it has available (availableMemory;
+// where that is unknown, the check passes). It counts only the buffers the
+// harness allocates, so what it refuses cannot run, and what it passes may
+// still be short of the strategy's scratch.
+func (s *Spec) CheckMemory(localRanks int) error {
+	avail, source, ok := availableMemory()
+	if !ok || localRanks < 1 {
+		return nil
+	}
+	e := &MemoryError{Ranks: localRanks, Available: avail, Source: source}
+	for _, p := range s.Points {
+		per := p.bufferBytes(s.NP)
+		if per*int64(localRanks) <= avail {
+			continue
+		}
+		e.Over++
+		if per > e.PerRank {
+			e.Point, e.PerRank = p, per
+		}
+	}
+	if e.Over == 0 {
+		return nil
+	}
+	return e
 }
 
 // Collectives lists the collectives Measure knows, sorted.

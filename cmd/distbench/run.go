@@ -47,6 +47,15 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			// The local launcher starts every rank here; under mpirun or
+			// srun this process is one rank.
+			localRanks := spec.NP
+			if f.launcher == "env" {
+				localRanks = 1
+			}
+			if err := spec.CheckMemory(localRanks); err != nil {
+				return usageError{err}
+			}
 			return runSpec(cmd, spec, f, stdout, stderr)
 		},
 	}

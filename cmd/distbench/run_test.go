@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +51,7 @@ func TestRunBadInput(t *testing.T) {
 		{"stepfactor below 1", []string{"run", "-f", "0.5", "-b", "4K", "-e", "4K"}, "--stepfactor 0.5: want a finite number greater than 1"},
 		{"stepfactor too fine", []string{"run", "-f", "1.0000001", "-b", "4", "-e", "1G"}, "--minbytes 4 to --maxbytes 1G: more than 4096 sizes from 4 to 1073741824 bytes (accepted: a larger step or factor)"},
 		{"stepbytes not whole elements", []string{"run", "-b", "4", "-e", "64", "-i", "6"}, "--stepbytes 6: not a whole number of float32 elements (accepted: multiples of 4 bytes)"},
+		{"size above the limit", []string{"run", "-e", "2PiB"}, `--maxbytes: size "2PiB" too large (accepted: at most 1PiB, 1125899906842624 bytes)`},
 		{"servers past the process limit", []string{"run", "--strategy", "ps", "--opt", "placement=dedicated", "--opt", "servers=520", "--np", "1"},
 			"np 1 and 520 dedicated servers: 521 processes, but at most 512 local processes (accepted: np plus servers up to 512)"},
 	}
@@ -67,6 +69,23 @@ func TestRunBadInput(t *testing.T) {
 				t.Errorf("measured despite bad input:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestRunMemory: sizes whose buffers cannot fit in this machine are refused
+// before any worker starts (which would die of "runtime: out of memory"),
+// saying how much is needed and how much there is. 1PiB, the largest size
+// accepted, fits nowhere.
+func TestRunMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the memory check reads /proc/meminfo")
+	}
+	want := regexp.MustCompile(`^distbench: allreduce of 1PiB float32 out-of-place needs at least 4PiB of memory here \(2 ranks × 2PiB of buffers\), ` +
+		`but [\d.]+[KMGT]iB is available \((MemAvailable in /proc/meminfo|the memory cgroup's limit in /sys/fs/cgroup/\S+)\); ` +
+		`1 other point does not fit either; accepted: sizes whose buffers fit, at most [\d.]+[KMGT]iB a rank here\n$`)
+	code, stdout, stderr := runCLI(t, "run", "-b", "1PiB", "-e", "1PiB", "--np", "2")
+	if code != 2 || !want.MatchString(stderr) || stdout != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want exit 2 and one line matching %s", code, stderr, stdout, want)
 	}
 }
 

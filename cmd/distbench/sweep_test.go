@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -195,6 +196,21 @@ func TestSweepBadInput(t *testing.T) {
 		code, out, errs := cli(t, append([]string{"sweep", "--dry-run"}, tt.args...)...)
 		if code != 2 || !strings.Contains(errs, tt.want) || strings.Count(errs, "\n") != 1 || out != "" {
 			t.Errorf("%v: exit %d, stderr %q (want one line containing %q), stdout %q", tt.args, code, errs, tt.want, out)
+		}
+	}
+}
+
+// TestSweepMemory: --dry-run flags a point whose buffers cannot fit here,
+// as the sweep itself refuses it before launching anything.
+func TestSweepMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the memory check reads /proc/meminfo")
+	}
+	for _, args := range [][]string{{"--dry-run"}, {"--out", filepath.Join(t.TempDir(), "run")}} {
+		code, out, errs := cli(t, append([]string{"sweep", "--strategy", "ring", "--np", "2,4", "--sizes", "4KiB,1PiB"}, args...)...)
+		want := "distbench: ring np=2: allreduce of 1PiB float32 in-place needs at least 2PiB of memory here (2 ranks × 1PiB of buffers)"
+		if code != 2 || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line starting %q", args, code, errs, out, want)
 		}
 	}
 }
