@@ -11,6 +11,7 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
+	_ "github.com/distbench/distbench/strategies/ps"
 	_ "github.com/distbench/distbench/strategies/ring"
 )
 
@@ -113,6 +114,17 @@ func TestSpecValidate(t *testing.T) {
 		{"multiple", func(s *Spec) { s.Points[0].Bytes = 6 }, "not a multiple"},
 		{"root", func(s *Spec) { s.Points[0].Root = 2 }, "root 2 out of range"},
 		{"option", func(s *Spec) { s.Options = map[string]string{"bogus": "1"} }, `unknown option "bogus"`},
+		{"timeout too short", func(s *Spec) { s.Timeout = time.Nanosecond }, "timeout 1ns: too short (accepted: 1s or more)"},
+		{"size too large", func(s *Spec) { s.Points[0].Bytes = 1<<50 + 4 }, "size 1125899906842628 bytes: out of range (accepted: 0 to 1125899906842624, 1PiB)"},
+		{"servers past the process limit", func(s *Spec) {
+			s.Strategy, s.NP, s.Options = "ps", 1, map[string]string{"placement": "dedicated", "servers": "520"}
+		}, "np 1 and 520 dedicated servers: 521 processes, but at most 512 local processes (accepted: np plus servers up to 512)"},
+		{"a server a worker past the process limit", func(s *Spec) {
+			s.Strategy, s.NP, s.Options = "ps", 300, map[string]string{"placement": "dedicated"}
+		}, "np 300 and 300 dedicated servers: 600 processes"},
+		{"servers at the process limit", func(s *Spec) {
+			s.Strategy, s.NP, s.Options = "ps", 256, map[string]string{"placement": "dedicated"}
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

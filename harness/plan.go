@@ -93,11 +93,11 @@ const (
 type Plan struct {
 	Name string `yaml:"name,omitempty"`
 	// Settings every block inherits; a block may override iters and warmup.
-	Iters      int           `yaml:"iters,omitempty"`
+	Iters      int           `yaml:"iters,omitempty" zero:"the default, 20"`
 	Warmup     *int          `yaml:"warmup,omitempty"`
-	Check      *bool         `yaml:"check,omitempty"`       // default true
-	Timeout    time.Duration `yaml:"timeout,omitempty"`     // per operation
-	TimeBudget time.Duration `yaml:"time_budget,omitempty"` // per point, see Spec.TimeBudget
+	Check      *bool         `yaml:"check,omitempty"`                          // default true
+	Timeout    time.Duration `yaml:"timeout,omitempty" zero:"the default, 2m"` // per operation
+	TimeBudget time.Duration `yaml:"time_budget,omitempty"`                    // per point, see Spec.TimeBudget
 	// Rounds measures every collective point in that many rounds (1 to
 	// MaxRounds; default 1), interleaved across the whole sweep: round 1 of
 	// every launch, then round 2 of every launch, and so on, each round a
@@ -165,7 +165,7 @@ type CollectiveBlock struct {
 	Links       []string          `yaml:"links,omitempty"`   // "" is unshaped; default [""]
 	Options     map[string]string `yaml:"options,omitempty"` // strategy options
 	Root        int               `yaml:"root,omitempty"`
-	Iters       int               `yaml:"iters,omitempty"`
+	Iters       int               `yaml:"iters,omitempty" zero:"the plan's iters"`
 	Warmup      *int              `yaml:"warmup,omitempty"`
 
 	about string // what the points replay, for progress lines
@@ -176,8 +176,8 @@ type CollectiveBlock struct {
 // sum allreduce points, in place, as DDP issues them.
 type GradientBlock struct {
 	Model       string            `yaml:"model"`
-	Input       string            `yaml:"input,omitempty"`   // mnist, cifar10, imagenet or CxHxW; default by model
-	Classes     int               `yaml:"classes,omitempty"` // default 10, 1000 for imagenet
+	Input       string            `yaml:"input,omitempty"` // mnist, cifar10, imagenet or CxHxW; default by model
+	Classes     int               `yaml:"classes,omitempty" zero:"the default, 10 (1000 for imagenet)"`
 	BucketCapMB float64           `yaml:"bucket_cap_mb,omitempty"`
 	Strategies  []string          `yaml:"strategies"`
 	NP          []int             `yaml:"np"`
@@ -197,15 +197,15 @@ type TrainingBlock struct {
 	NP          []int             `yaml:"np"`
 	Links       []string          `yaml:"links,omitempty"`
 	Options     map[string]string `yaml:"options,omitempty"`
-	Epochs      int               `yaml:"epochs,omitempty"`      // default 1
-	Steps       int               `yaml:"steps,omitempty"`       // per epoch; 0 is the whole epoch
-	Batch       int               `yaml:"batch,omitempty"`       // global; default 128
-	LR          float64           `yaml:"lr,omitempty"`          // default 0.01
+	Epochs      int               `yaml:"epochs,omitempty" zero:"the default, 1"`
+	Steps       int               `yaml:"steps,omitempty"`                         // per epoch; 0 is the whole epoch
+	Batch       int               `yaml:"batch,omitempty" zero:"the default, 128"` // global
+	LR          float64           `yaml:"lr,omitempty" zero:"the default, 0.01"`
 	LRSchedule  string            `yaml:"lr_schedule,omitempty"` // as --lr-schedule; default constant
 	LRWarmup    int               `yaml:"lr_warmup,omitempty"`   // epochs, as --lr-warmup
 	Momentum    *float64          `yaml:"momentum,omitempty"`
 	BucketCapMB float64           `yaml:"bucket_cap_mb,omitempty"`
-	Seed        uint64            `yaml:"seed,omitempty"` // default 1
+	Seed        uint64            `yaml:"seed,omitempty" zero:"the default, 1"`
 }
 
 // Training defaults, those of `distbench train`.
@@ -285,6 +285,10 @@ func (s Sizes) expand(dtypes []collective.DType) ([]int64, error) {
 		if lo > hi {
 			return nil, fmt.Errorf("sizes: min %s is larger than max %s", r.Min, r.Max)
 		}
+		align := int64(1) // every dtype's size divides the largest
+		for _, dt := range dtypes {
+			align = max(align, int64(dt.Size()))
+		}
 		var step int64
 		switch {
 		case r.Step != "" && r.Factor != 0:
@@ -293,27 +297,16 @@ func (s Sizes) expand(dtypes []collective.DType) ([]int64, error) {
 			if step, err = units.ParseBytes(r.Step); err != nil || step <= 0 {
 				return nil, fmt.Errorf("sizes.step %q: want a positive size such as 1MiB", r.Step)
 			}
+			if step%align != 0 {
+				return nil, fmt.Errorf("sizes.step %s: not a whole number of elements (accepted: multiples of %d bytes)", r.Step, align)
+			}
 		case r.Factor == 0 && lo != hi:
 			return nil, errors.New("sizes: a range needs factor (such as 2) or step (such as 1MiB)")
 		case r.Factor != 0 && (r.Factor <= 1 || math.IsNaN(r.Factor) || math.IsInf(r.Factor, 0)):
 			return nil, fmt.Errorf("sizes.factor %g: must be greater than 1", r.Factor)
 		}
-		for v := lo; v <= hi; {
-			out = append(out, v)
-			if len(out) > 4096 {
-				return nil, fmt.Errorf("sizes: more than 4096 between %s and %s; use a larger step", r.Min, r.Max)
-			}
-			next := v + step
-			if step == 0 {
-				next = int64(float64(v) * r.Factor)
-				if v == 0 {
-					next = 1
-				}
-			}
-			if next <= v {
-				break
-			}
-			v = next
+		if out, err = SizeSteps(lo, hi, r.Factor, step, align); err != nil {
+			return nil, fmt.Errorf("sizes: %w", err)
 		}
 	}
 	for _, v := range out {
@@ -325,6 +318,38 @@ func (s Sizes) expand(dtypes []collective.DType) ([]int64, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// MaxSizes is the most sizes a range may expand to.
+const MaxSizes = 4096
+
+// SizeSteps expands a range of sizes as nccl-tests' -b/-e/-f/-i do: from lo
+// up to hi, each size the last one plus step or, with step 0, times factor.
+// Sizes stay whole elements of align bytes (the largest dtype's size): a
+// product is rounded down to one, as nccl-tests rounds to a count, and one
+// that does not advance (-f 1.1 from 4 bytes) advances by an element, where
+// nccl-tests would repeat the size forever and distbench used to stop. So a
+// range never measures fewer sizes than its bounds and step say; more than
+// MaxSizes is an error. The caller checks lo and step are multiples of
+// align and factor is finite and above 1, naming them as its user does.
+func SizeSteps(lo, hi int64, factor float64, step, align int64) ([]int64, error) {
+	var out []int64
+	for s := lo; s <= hi; {
+		out = append(out, s)
+		if len(out) > MaxSizes {
+			return nil, fmt.Errorf("more than %d sizes from %d to %d bytes (accepted: a larger step or factor)", MaxSizes, lo, hi)
+		}
+		if step > 0 {
+			s += step
+			continue
+		}
+		next := float64(s) * factor
+		if next > float64(hi) {
+			break // also keeps the conversion below in range
+		}
+		s = max(int64(next)/align*align, s+align)
+	}
+	return out, nil
 }
 
 // ParsePlan reads a plan from YAML. Unknown keys are errors (with their
@@ -346,6 +371,22 @@ func ParsePlan(src []byte) (*Plan, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && err != io.EOF {
 		return nil, oneLine(err)
+	}
+	// A plan is one document: what follows a "---" would be silently
+	// left unmeasured. An empty trailing document is harmless.
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, oneLine(err)
+		}
+		if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null" {
+			continue
+		}
+		return nil, fmt.Errorf("line %d: plan: a second YAML document (accepted: one document; merge its blocks into the first, or remove the \"---\")", doc.Line)
 	}
 	return &p, nil
 }
@@ -379,27 +420,54 @@ func checkKeys(n *yaml.Node, t reflect.Type, where string) error {
 	case t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode:
 		return nil
 	}
-	fields := map[string]reflect.Type{}
+	fields := map[string]reflect.StructField{}
 	var names []string
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "" || name == "-" {
 			continue
 		}
-		fields[name] = f.Type
+		fields[name] = f
 		names = append(names, name)
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		ft, ok := fields[k.Value]
+		f, ok := fields[k.Value]
 		if !ok {
 			return fmt.Errorf("line %d: %s: unknown key %q (accepted: %s)", k.Line, where, k.Value, strings.Join(names, ", "))
 		}
-		if err := checkKeys(n.Content[i+1], ft, where+"."+k.Value); err != nil {
+		if dflt, ok := f.Tag.Lookup("zero"); ok && notPositive(n.Content[i+1], f.Type) {
+			return fmt.Errorf("line %d: %s: %s %s: must be positive (accepted: a positive value, or leave %s out for %s)",
+				k.Line, where, k.Value, n.Content[i+1].Value, k.Value, dflt)
+		}
+		if err := checkKeys(n.Content[i+1], f.Type, where+"."+k.Value); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// notPositive reports whether v decodes as a number of type t (an integer,
+// a float or a duration) that is zero or less. Fields tagged `zero:"..."`
+// read zero as "use the default", so an explicit zero (timeout: 0s, which
+// the CLI refuses) would otherwise silently become the default.
+func notPositive(v *yaml.Node, t reflect.Type) bool {
+	if v.Kind != yaml.ScalarNode {
+		return false
+	}
+	x := reflect.New(t)
+	if v.Decode(x.Interface()) != nil {
+		return false // the decoder reports what is wrong with it
+	}
+	switch x = x.Elem(); x.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return x.Int() <= 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return x.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return !(x.Float() > 0)
+	}
+	return false
 }
 
 // Marshal writes the plan as YAML, the form a resumed sweep reads back.
@@ -573,8 +641,8 @@ func (p *Plan) Expand() (*Expanded, error) {
 		return nil, fmt.Errorf("plan: iters %d: must be at least 1", p.Iters)
 	case *p.Warmup < 0:
 		return nil, fmt.Errorf("plan: warmup %d: must be 0 or more", *p.Warmup)
-	case p.Timeout < 0:
-		return nil, fmt.Errorf("plan: timeout %v: must be positive", p.Timeout)
+	case p.Timeout < MinTimeout:
+		return nil, fmt.Errorf("plan: timeout %v: too short (accepted: %v or more)", p.Timeout, MinTimeout)
 	case p.TimeBudget < 0:
 		return nil, fmt.Errorf("plan: time_budget %v: must be 0 (none) or positive", p.TimeBudget)
 	case p.Rounds < 1 || p.Rounds > MaxRounds:
@@ -612,10 +680,14 @@ func (p *Plan) Expand() (*Expanded, error) {
 		}
 	}
 	// The last word on every launch is Spec.Validate, which the workers
-	// run too: what passes here cannot fail there.
+	// run too: what passes here cannot fail there. A sweep launches its
+	// worlds here, so every rank's buffers must fit in this machine.
 	for _, g := range x.exp.Groups {
 		if g.Spec != nil && g.Skip == "" {
 			if err := g.Spec.Validate(); err != nil {
+				return nil, fmt.Errorf("%s: %w", g.Name(), err)
+			}
+			if err := g.Spec.CheckMemory(g.Spec.NP); err != nil {
 				return nil, fmt.Errorf("%s: %w", g.Name(), err)
 			}
 		}
@@ -695,8 +767,8 @@ func checkNP(nps []int, where string) error {
 		return fmt.Errorf("%s: np: missing (a list of world sizes, such as [2, 4])", where)
 	}
 	for _, n := range nps {
-		if n < 1 || n > 512 {
-			return fmt.Errorf("%s: np %d: must be between 1 and 512", where, n)
+		if n < 1 || n > MaxProcesses {
+			return fmt.Errorf("%s: np %d: must be between 1 and %d", where, n, MaxProcesses)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -457,6 +458,28 @@ func TestPlanBad(t *testing.T) {
 		{"training steps", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    steps: -1\n", "steps -1"},
 		{"training lr schedule", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    lr_schedule: linear\n", `"linear"`},
 		{"nothing can run", "skip_unavailable: true\ncollectives:\n  - strategies: [testunavailable]" + block, "nothing can run here"},
+		// Zero where it would silently mean the default (the CLI refuses
+		// --timeout 0), with the line.
+		{"timeout 0", "iters: 5\ntimeout: 0s\ncollectives:\n  - strategies: [ring]" + block, "line 2: plan: timeout 0s: must be positive (accepted: a positive value, or leave timeout out for the default, 2m)"},
+		{"timeout negative", "timeout: -1s\ncollectives:\n  - strategies: [ring]" + block, "line 1: plan: timeout -1s: must be positive"},
+		{"timeout too short", "timeout: 1ns\ncollectives:\n  - strategies: [ring]" + block, "plan: timeout 1ns: too short (accepted: 1s or more)"},
+		{"iters 0", "iters: 0\ncollectives:\n  - strategies: [ring]" + block, "line 1: plan: iters 0: must be positive"},
+		{"block iters 0", "collectives:\n  - strategies: [ring]" + block + "    iters: 0\n", "line 6: plan.collectives[0]: iters 0: must be positive (accepted: a positive value, or leave iters out for the plan's iters)"},
+		{"gradient classes 0", "gradients:\n  - model: lenet\n    classes: 0\n    strategies: [ring]\n    np: [2]\n", "line 3: plan.gradients[0]: classes 0: must be positive"},
+		{"training epochs 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    epochs: 0\n", "line 6: plan.training[0]: epochs 0: must be positive"},
+		{"training batch 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    batch: 0\n", "batch 0: must be positive"},
+		{"training lr 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    lr: 0.0\n", "lr 0.0: must be positive"},
+		{"training seed 0", "training:\n  - model: lenet\n    dataset: mnist\n    strategies: [ring]\n    np: [2]\n    seed: 0\n", "seed 0: must be positive (accepted: a positive value, or leave seed out for the default, 1)"},
+		// A second document would be silently left unmeasured.
+		{"second document", "collectives:\n  - strategies: [ring]" + block + "---\nbogus: 1\n", "line 6: plan: a second YAML document (accepted: one document;"},
+		{"second document of blocks", "collectives:\n  - strategies: [ring]" + block + "---\ncollectives:\n  - strategies: [tree]" + block, "line 6: plan: a second YAML document"},
+		{"second document malformed", "collectives:\n  - strategies: [ring]" + block + "---\n[\n", "line"},
+		// Sizes that would not step as asked.
+		{"factor NaN", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: .nan}\n", "sizes.factor NaN: must be greater than 1"},
+		{"factor too fine for too many sizes", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 4, max: 1G, factor: 1.0000001}\n", "more than 4096 sizes from 4 to 1073741824 bytes"},
+		{"step not whole elements", "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: {min: 8, max: 64, step: 6}\n    dtypes: [float32]\n", "sizes.step 6: not a whole number of elements (accepted: multiples of 4 bytes)"},
+		// Workers and dedicated servers together.
+		{"processes with servers", "collectives:\n  - strategies: [ps]" + block + "    options: {placement: dedicated, servers: 511}\n", "np 2 and 511 dedicated servers: 513 processes, but at most 512 local processes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -496,6 +519,91 @@ func TestRoundIters(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("roundIters(%d, %d, k) = %v, want %v", tt.total, tt.rounds, got, tt.want)
 		}
+	}
+}
+
+// TestPlanOneDocument: a plan file may end in an empty document (a stray
+// "---"), which holds nothing to leave unmeasured.
+func TestPlanOneDocument(t *testing.T) {
+	for _, src := range []string{"---\ntimeout: 1m\n", "timeout: 1m\n---\n", "timeout: 1m\n---\n# nothing\n", "timeout: 1m\n...\n"} {
+		p, err := ParsePlan([]byte(src))
+		if err != nil || p.Timeout != time.Minute {
+			t.Errorf("ParsePlan(%q) = %+v, %v", src, p, err)
+		}
+	}
+}
+
+// TestPlanMemory: a plan whose points' buffers do not fit in this machine
+// is refused before anything starts, naming the point, what it needs and
+// what is available; what fits passes.
+func TestPlanMemory(t *testing.T) {
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, string, bool) { return 16 << 30, "MemAvailable in /proc/meminfo", true }
+	const plan = "collectives:\n  - strategies: [ring]\n    np: [4]\n    collectives: [allreduce, allgather]\n    inplace: both\n    sizes: [1MiB, %s]\n"
+	_, err := expand(t, fmt.Sprintf(plan, "4GiB"))
+	want := "ring np=4: allreduce of 4GiB float32 out-of-place needs at least 32GiB of memory here (4 ranks × 8GiB of buffers), " +
+		"but 16GiB is available (MemAvailable in /proc/meminfo); 1 other point does not fit either; accepted: sizes whose buffers fit, at most 4GiB a rank here"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant  %s", err, want)
+	}
+	if _, err := expand(t, fmt.Sprintf(plan, "2GiB")); err != nil {
+		t.Errorf("2GiB at np 4 fits in 16GiB: %v", err)
+	}
+	availableMemory = func() (int64, string, bool) { return 0, "", false }
+	if _, err := expand(t, fmt.Sprintf(plan, "1PiB")); err != nil {
+		t.Errorf("where memory is unknown the check passes: %v", err)
+	}
+}
+
+// TestSizeSteps: sizes grow as nccl-tests' do, rounded to whole elements,
+// and a factor too small to advance a size advances it by an element, so a
+// range never stops short of its maximum.
+func TestSizeSteps(t *testing.T) {
+	tests := []struct {
+		name        string
+		lo, hi      int64
+		factor      float64
+		step, align int64
+		want        []int64
+		count       int // when want is too long to write
+		err         string
+	}{
+		{name: "doubling", lo: 4096, hi: 65536, factor: 2, align: 4, want: []int64{4096, 8192, 16384, 32768, 65536}},
+		{name: "stops below max", lo: 4096, hi: 6000, factor: 2, align: 4, want: []int64{4096}},
+		{name: "one size", lo: 4096, hi: 4096, align: 4, want: []int64{4096}},
+		{name: "from zero", lo: 0, hi: 16, factor: 2, align: 4, want: []int64{0, 4, 8, 16}},
+		{name: "rounded to elements", lo: 4, hi: 40, factor: 1.5, align: 4, want: []int64{4, 8, 12, 16, 24, 36}},
+		{name: "too fine a factor steps by an element", lo: 4, hi: 64, factor: 1.0000001, align: 4, want: []int64{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64}},
+		{name: "then grows", lo: 8, hi: 1 << 20, factor: 1.1, align: 8, count: 114}, // 20 steps of 8 to 160, then ×1.1
+		{name: "step", lo: 1 << 20, hi: 4 << 20, step: 1 << 20, align: 4, want: []int64{1 << 20, 2 << 20, 3 << 20, 4 << 20}},
+		{name: "huge factor", lo: 4, hi: 1 << 50, factor: 1e300, align: 4, want: []int64{4}},
+		{name: "up to the limit", lo: 1, hi: 1 << 50, factor: 2, align: 1, count: 51},
+		{name: "too many", lo: 4, hi: 1 << 30, factor: 1.0000001, align: 4, err: "more than 4096 sizes from 4 to 1073741824 bytes (accepted: a larger step or factor)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SizeSteps(tt.lo, tt.hi, tt.factor, tt.step, tt.align)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != nil && !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if tt.count > 0 && len(got) != tt.count {
+				t.Errorf("%d sizes, want %d", len(got), tt.count)
+			}
+			for i, v := range got {
+				if v%tt.align != 0 || v > tt.hi || (i > 0 && v <= got[i-1]) {
+					t.Fatalf("size %d (%d of %v) not whole, above max or not growing", v, i, got)
+				}
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/workloads/train"
 )
 
@@ -59,6 +60,16 @@ func (s *Spec) PointID(p Point) string {
 	return id
 }
 
+// MaxProcesses is the most processes a launch starts on one machine:
+// workers and a strategy's dedicated servers together.
+const MaxProcesses = 512
+
+// MinTimeout is the shortest operation deadline a spec accepts. A deadline
+// is how long a peer may be silent before it is called dead; below a second
+// a peer the OS has merely not scheduled yet (a busy machine, a process
+// still starting) would be blamed as stuck, and the job fail falsely.
+const MinTimeout = time.Second
+
 // Validate checks the spec before any process starts; errors name the bad
 // value and what is accepted.
 func (s *Spec) Validate() error {
@@ -79,8 +90,18 @@ func (s *Spec) Validate() error {
 	if s.NP < 1 {
 		return fmt.Errorf("np %d: must be at least 1", s.NP)
 	}
-	if s.NP > 512 {
-		return fmt.Errorf("np %d: at most 512 local processes", s.NP)
+	if s.NP > MaxProcesses {
+		return fmt.Errorf("np %d: at most %d local processes", s.NP, MaxProcesses)
+	}
+	if sv, ok := st.(collective.Servers); ok {
+		servers, err := sv.ServerProcesses(s.Options, s.NP)
+		if err != nil {
+			return fmt.Errorf("strategy %s: %w", s.Strategy, err)
+		}
+		if s.NP+servers > MaxProcesses {
+			return fmt.Errorf("np %d and %d dedicated servers: %d processes, but at most %d local processes (accepted: np plus servers up to %d)",
+				s.NP, servers, s.NP+servers, MaxProcesses, MaxProcesses)
+		}
 	}
 	if s.Iters < 1 {
 		return fmt.Errorf("iters %d: must be at least 1", s.Iters)
@@ -91,8 +112,8 @@ func (s *Spec) Validate() error {
 	if s.TimeBudget < 0 {
 		return fmt.Errorf("time budget %v: must be 0 (none) or positive", s.TimeBudget)
 	}
-	if s.Timeout <= 0 {
-		return fmt.Errorf("timeout %v: must be positive", s.Timeout)
+	if s.Timeout < MinTimeout {
+		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
 	}
 	if s.Link != "" {
 		if _, err := transport.ParseLink(s.Link); err != nil {
@@ -131,8 +152,8 @@ func (p Point) validate(np int) error {
 			return err
 		}
 	}
-	if p.Bytes < 0 {
-		return fmt.Errorf("size %d: must not be negative", p.Bytes)
+	if p.Bytes < 0 || p.Bytes > units.MaxBytes {
+		return fmt.Errorf("size %d bytes: out of range (accepted: 0 to %d, 1PiB)", p.Bytes, int64(units.MaxBytes))
 	}
 	if p.Bytes%int64(dt.Size()) != 0 {
 		return fmt.Errorf("size %d bytes is not a multiple of %s's %d bytes", p.Bytes, dt, dt.Size())
@@ -141,6 +162,54 @@ func (p Point) validate(np int) error {
 		return fmt.Errorf("root %d out of range for np %d (accepted: 0..%d)", p.Root, np, np-1)
 	}
 	return nil
+}
+
+// bufferBytes is what one rank of a world of np allocates for p (the
+// benchmark's alloc): the whole buffer, another for the out-of-place form
+// (one rank's block of it for the collectives that split it), and always
+// two for sendrecv. A strategy's own scratch comes on top.
+func (p Point) bufferBytes(np int) int64 {
+	dt, err := collective.ParseDType(p.DType)
+	if err != nil {
+		return 0
+	}
+	whole := int64(effectiveCount(p, dt, np)) * int64(dt.Size())
+	switch {
+	case p.Collective == "sendrecv":
+		return 2 * whole
+	case p.InPlace:
+		return whole
+	case benchmarks[p.Collective].blocks && p.Collective != "alltoall":
+		return whole + whole/int64(np)
+	}
+	return 2 * whole
+}
+
+// CheckMemory refuses a spec whose points' buffers, on localRanks ranks on
+// this machine, do not fit in the memory it has available (availableMemory;
+// where that is unknown, the check passes). It counts only the buffers the
+// harness allocates, so what it refuses cannot run, and what it passes may
+// still be short of the strategy's scratch.
+func (s *Spec) CheckMemory(localRanks int) error {
+	avail, source, ok := availableMemory()
+	if !ok || localRanks < 1 {
+		return nil
+	}
+	e := &MemoryError{Ranks: localRanks, Available: avail, Source: source}
+	for _, p := range s.Points {
+		per := p.bufferBytes(s.NP)
+		if per*int64(localRanks) <= avail {
+			continue
+		}
+		e.Over++
+		if per > e.PerRank {
+			e.Point, e.PerRank = p, per
+		}
+	}
+	if e.Over == 0 {
+		return nil
+	}
+	return e
 }
 
 // Collectives lists the collectives Measure knows, sorted.

@@ -492,3 +492,48 @@ func TestSweepRoundsResume(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepResumeKeepsWholeLastRecord: a run directory whose last record
+// lost only its final newline is resumed without losing that record: the
+// point counts as done, and is neither measured again nor reported missing.
+func TestSweepResumeKeepsWholeLastRecord(t *testing.T) {
+	dir := t.TempDir()
+	o := sweepOpts(t, dir, tinyPlan)
+	// An interrupted session that recorded every point, its file then
+	// damaged: the last record's newline gone.
+	w, err := results.NewWriter(dir, results.Env{Planned: o.Plan.IDs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range o.Plan.Groups {
+		for _, p := range g.Points {
+			r := p.Record
+			r.TimeUs, r.Wrong, r.SamplesUs = 10, 0, []float64{9, 10, 11}
+			if err := w.Write(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Close()
+	path := filepath.Join(dir, results.FileName)
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, bytes.TrimSuffix(b, []byte("\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	o.Resume = true
+	res, err := Sweep(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 4 || res.Measured != 0 || !res.OK() {
+		t.Errorf("resume: %+v; want all 4 points resumed", res)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Records) != 4 || len(run.Missing()) != 0 || !run.Complete() {
+		t.Errorf("after resuming: %d records, missing %v, complete %v; want the 4 records kept", len(run.Records), run.Missing(), run.Complete())
+	}
+}

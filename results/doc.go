@@ -36,7 +36,8 @@
 //
 // A Writer syncs every record to disk before Write returns. A crash can
 // leave only a torn last line, which readers drop (Run.Truncated) and the
-// next Writer on the directory (a resumed run) cuts off before appending. A
+// next Writer on the directory (a resumed run) cuts off before appending; a
+// last record that is whole but lost its newline is read, and kept, by both. A
 // resumed session writes its own env record; Writer.Finish appends one more
 // with FinishedAt set, which is how a reader tells a finished run from an
 // interrupted one.

@@ -73,9 +73,7 @@ func (r *Reader) Next() (*Record, error) {
 		// The schema is checked before the record is decoded as ours: a
 		// newer layout may not even decode, and its error would hide the
 		// real reason.
-		var probe struct {
-			Schema int `json:"schema"`
-		}
+		var probe recordProbe
 		if jerr := json.Unmarshal(line, &probe); jerr != nil {
 			if last {
 				r.truncated = true
@@ -92,6 +90,22 @@ func (r *Reader) Next() (*Record, error) {
 		}
 		return &rec, nil
 	}
+}
+
+// recordProbe is the first look at a line: is it a JSON object, and of
+// which schema.
+type recordProbe struct {
+	Schema int `json:"schema"`
+}
+
+// wholeRecord reports whether line, a last line without its newline, is one
+// that Next returns rather than drops as torn: Writer keeps exactly those
+// when it appends to the file, so reader and writer agree on what a resumed
+// run has.
+func wholeRecord(line []byte) bool {
+	var probe recordProbe
+	line = bytes.TrimSpace(line)
+	return len(line) > 0 && json.Unmarshal(line, &probe) == nil
 }
 
 // Truncated reports whether the stream ended in a torn record that Next

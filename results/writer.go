@@ -36,8 +36,8 @@ type Writer struct {
 // files as needed, and writes an env record describing this session. When the
 // files already exist (a resumed run) new records go after the old ones; a
 // partial last line left by an interrupted run is cut off first, so that it
-// cannot fuse with the next record. It refuses files written by a newer
-// schema.
+// cannot fuse with the next record, while a whole record that lost only its
+// newline is kept. It refuses files written by a newer schema.
 func NewWriter(runDir string, env Env) (*Writer, error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -49,11 +49,11 @@ func NewWriter(runDir string, env Env) (*Writer, error) {
 	if err := checkSchema(path); err != nil {
 		return nil, err
 	}
-	jsonl, err := openAppend(path)
+	jsonl, err := openAppend(path, wholeRecord)
 	if err != nil {
 		return nil, err
 	}
-	bench, err := openAppend(filepath.Join(runDir, BenchFileName))
+	bench, err := openAppend(filepath.Join(runDir, BenchFileName), nil)
 	if err != nil {
 		jsonl.Close()
 		return nil, err
@@ -136,22 +136,27 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// openAppend opens path for appending, creating it, and cuts off a last line
-// that has no newline: that is a record torn by a crash, and anything
-// appended to it would be unreadable too.
-func openAppend(path string) (*os.File, error) {
+// openAppend opens path for appending, creating it, and makes it end in a
+// newline (repairTail), so that what is appended starts a line of its own.
+func openAppend(path string, whole func(line []byte) bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	if err := cutTornTail(f); err != nil {
+	if err := repairTail(f, whole); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("results: repairing %s: %w", path, err)
 	}
 	return f, nil
 }
 
-func cutTornTail(f *os.File) error {
+// repairTail deals with a last line that has no newline. If whole says it
+// is a whole record (as Reader reads it), only the newline was lost: the
+// newline is added and the record kept, since a resumed sweep has already
+// counted that point as done. Otherwise it is a record torn by a crash,
+// which would make whatever is appended to it unreadable too: it is cut off.
+// A nil whole cuts every such line (results.bench, whose lines cannot tell).
+func repairTail(f *os.File, whole func(line []byte) bool) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -163,8 +168,8 @@ func cutTornTail(f *os.File) error {
 	// Scan back in blocks for the last newline.
 	const block = 64 << 10
 	buf := make([]byte, block)
-	end := size
-	for end > 0 {
+	lineStart := int64(0) // of the last line
+	for end := size; end > 0; {
 		start := max(end-block, 0)
 		b := buf[:end-start]
 		if _, err := f.ReadAt(b, start); err != nil && err != io.EOF {
@@ -174,11 +179,22 @@ func cutTornTail(f *os.File) error {
 			return nil // intact
 		}
 		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			return f.Truncate(start + int64(i) + 1)
+			lineStart = start + int64(i) + 1
+			break
 		}
 		end = start
 	}
-	return f.Truncate(0)
+	if whole != nil {
+		last := make([]byte, size-lineStart)
+		if _, err := f.ReadAt(last, lineStart); err != nil && err != io.EOF {
+			return err
+		}
+		if whole(last) {
+			_, err := f.Write([]byte{'\n'}) // O_APPEND: at the end
+			return err
+		}
+	}
+	return f.Truncate(lineStart)
 }
 
 // checkSchema refuses to append to a results file whose records come from a

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -242,27 +243,86 @@ func TestWriterConcurrent(t *testing.T) {
 	}
 }
 
-func TestCutTornTail(t *testing.T) {
+// TestRepairTail: before appending, a last line without a newline is cut if
+// it is torn, and kept, newline added, if it is a whole record; a
+// results.bench line (whole nil) is always cut, as its lines cannot tell.
+func TestRepairTail(t *testing.T) {
 	long := strings.Repeat("x", 100<<10) // longer than one scan block
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"a\nb\n", "a\nb\n"},
-		{"a\nb", "a\n"},
-		{"torn", ""},
-		{"a\n" + long, "a\n"},
-		{long + "\n" + long, long + "\n"},
+	rec := `{"schema":1,"kind":"collective","point":"p","samples_us":[1,2,3]}`
+	longRec := `{"schema":1,"kind":"collective","point":"` + long + `"}`
+	tests := []struct {
+		name, in, want string
+		whole          func([]byte) bool
+	}{
+		{"empty", "", "", wholeRecord},
+		{"intact", "a\nb\n", "a\nb\n", wholeRecord},
+		{"torn after a line", "a\nb", "a\n", wholeRecord},
+		{"torn only line", "torn", "", wholeRecord},
+		{"torn long line", "a\n" + long, "a\n", wholeRecord},
+		{"torn after a long line", long + "\n" + long, long + "\n", wholeRecord},
+		{"torn record", rec + "\n" + rec[:40], rec + "\n", wholeRecord},
+		{"whole record without newline", rec + "\n" + rec, rec + "\n" + rec + "\n", wholeRecord},
+		{"whole only record without newline", rec, rec + "\n", wholeRecord},
+		{"whole long record without newline", rec + "\n" + longRec, rec + "\n" + longRec + "\n", wholeRecord},
+		{"whole record, then spaces", rec + "  ", rec + "  \n", wholeRecord},
+		{"spaces only", rec + "\n  ", rec + "\n", wholeRecord},
+		{"bench line", "BenchmarkX 1 2 ns/op\nBenchmarkX 1 3 ns/", "BenchmarkX 1 2 ns/op\n", nil},
+		{"bench keeps nothing unterminated", rec, "", nil},
 	}
 	for _, tt := range tests {
-		path := filepath.Join(t.TempDir(), "f")
-		os.WriteFile(path, []byte(tt.in), 0o644)
-		f, err := openAppend(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		got, _ := os.ReadFile(path)
-		if string(got) != tt.want {
-			t.Errorf("cut %d bytes to %d, want %d", len(tt.in), len(got), len(tt.want))
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f")
+			os.WriteFile(path, []byte(tt.in), 0o644)
+			f, err := openAppend(path, tt.whole)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			got, _ := os.ReadFile(path)
+			if string(got) != tt.want {
+				t.Errorf("%d bytes became %d, want %d: %.60q", len(tt.in), len(got), len(tt.want), got)
+			}
+		})
+	}
+}
+
+// A run whose last record lost only its newline keeps that record when a
+// resumed session appends: Done counts the point before the writer opens
+// the file and after, and the records that follow stay readable.
+func TestWriterKeepsWholeLastRecord(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir, testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(point("a", 2, 1, 2, 3))
+	w.Write(point("b", 2, 4, 5, 6))
+	w.Close() // interrupted
+	path := filepath.Join(dir, FileName)
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.TrimSuffix(b, []byte("\n")), 0o644) // the damage
+
+	before, err := Done(dir)
+	if err != nil || !before["a"] || !before["b"] {
+		t.Fatalf("Done before resuming = %v, %v; want a and b", before, err)
+	}
+	w, err = NewWriter(dir, testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(point("c", 2, 7, 8, 9))
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var points []string
+	for _, r := range run.Records {
+		points = append(points, r.Point)
+	}
+	if !slices.Equal(points, []string{"a", "b", "c"}) || run.Truncated || !run.Finished {
+		t.Errorf("after resuming: records %v, truncated %v, finished %v; want a b c, whole and finished", points, run.Truncated, run.Finished)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -46,6 +47,15 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			// The local launcher starts every rank here; under mpirun or
+			// srun this process is one rank.
+			localRanks := spec.NP
+			if f.launcher == "env" {
+				localRanks = 1
+			}
+			if err := spec.CheckMemory(localRanks); err != nil {
+				return usageError{err}
+			}
 			return runSpec(cmd, spec, f, stdout, stderr)
 		},
 	}
@@ -80,7 +90,8 @@ func dtypeNames() []string {
 	return s
 }
 
-// sizes expands min/max/step into the list of sizes, as nccl-tests does.
+// sizes expands min/max/step into the list of sizes, as nccl-tests does
+// (harness.SizeSteps).
 func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 	lo, err := units.ParseBytes(f.minBytes)
 	if err != nil {
@@ -93,34 +104,25 @@ func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 	if lo > hi {
 		return nil, fmt.Errorf("--minbytes %s is larger than --maxbytes %s", f.minBytes, f.maxBytes)
 	}
+	elem := int64(dt.Size())
+	if lo%elem != 0 {
+		return nil, fmt.Errorf("size %d bytes is not a multiple of %s's %d bytes (accepted: multiples of %d)", lo, dt, elem, elem)
+	}
 	var step int64
 	if f.stepB != "" {
 		if step, err = units.ParseBytes(f.stepB); err != nil || step <= 0 {
 			return nil, fmt.Errorf("--stepbytes %q: want a positive size such as 1MiB", f.stepB)
 		}
-	} else if f.stepFactor <= 1 && lo != hi {
-		return nil, fmt.Errorf("--stepfactor %g: must be greater than 1", f.stepFactor)
+		if step%elem != 0 {
+			return nil, fmt.Errorf("--stepbytes %s: not a whole number of %s elements (accepted: multiples of %d bytes)", f.stepB, dt, elem)
+		}
+	} else if !(f.stepFactor > 1) || math.IsInf(f.stepFactor, 0) {
+		// Written so that NaN, of which no comparison is true, fails too.
+		return nil, fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
 	}
-	var out []int64
-	for s := lo; s <= hi; {
-		if s%int64(dt.Size()) != 0 {
-			return nil, fmt.Errorf("size %d bytes is not a multiple of %s's %d bytes (accepted: multiples of %d)", s, dt, dt.Size(), dt.Size())
-		}
-		out = append(out, s)
-		if len(out) > 4096 {
-			return nil, fmt.Errorf("more than 4096 sizes between %s and %s; use a larger step", f.minBytes, f.maxBytes)
-		}
-		next := s + step
-		if step == 0 {
-			next = int64(float64(s) * f.stepFactor)
-			if s == 0 {
-				next = int64(dt.Size())
-			}
-		}
-		if next <= s {
-			break
-		}
-		s = next
+	out, err := harness.SizeSteps(lo, hi, f.stepFactor, step, elem)
+	if err != nil {
+		return nil, fmt.Errorf("--minbytes %s to --maxbytes %s: %w", f.minBytes, f.maxBytes, err)
 	}
 	return out, nil
 }
@@ -141,6 +143,9 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	}
 	if f.launcher != "local" && f.launcher != "env" {
 		return nil, fmt.Errorf("--launcher %q (accepted: local, env)", f.launcher)
+	}
+	if f.timeout < harness.MinTimeout {
+		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, harness.MinTimeout)
 	}
 	sizes, err := f.sizes(dt)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +45,15 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{"root out of range", []string{"run", "--collective", "broadcast", "--np", "2", "--root", "5"}, "root 5 out of range for np 2"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"timeout too short", []string{"run", "--timeout", "1ns"}, "--timeout 1ns: too short (accepted: 1s or more)"},
+		{"stepfactor NaN", []string{"run", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1, such as 2"},
+		{"stepfactor Inf", []string{"run", "-f", "+Inf"}, "--stepfactor +Inf: want a finite number greater than 1"},
+		{"stepfactor below 1", []string{"run", "-f", "0.5", "-b", "4K", "-e", "4K"}, "--stepfactor 0.5: want a finite number greater than 1"},
+		{"stepfactor too fine", []string{"run", "-f", "1.0000001", "-b", "4", "-e", "1G"}, "--minbytes 4 to --maxbytes 1G: more than 4096 sizes from 4 to 1073741824 bytes (accepted: a larger step or factor)"},
+		{"stepbytes not whole elements", []string{"run", "-b", "4", "-e", "64", "-i", "6"}, "--stepbytes 6: not a whole number of float32 elements (accepted: multiples of 4 bytes)"},
+		{"size above the limit", []string{"run", "-e", "2PiB"}, `--maxbytes: size "2PiB" too large (accepted: at most 1PiB, 1125899906842624 bytes)`},
+		{"servers past the process limit", []string{"run", "--strategy", "ps", "--opt", "placement=dedicated", "--opt", "servers=520", "--np", "1"},
+			"np 1 and 520 dedicated servers: 521 processes, but at most 512 local processes (accepted: np plus servers up to 512)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +67,56 @@ func TestRunBadInput(t *testing.T) {
 			}
 			if strings.Contains(stdout, "# Avg bus bandwidth") {
 				t.Errorf("measured despite bad input:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// TestRunMemory: sizes whose buffers cannot fit in this machine are refused
+// before any worker starts (which would die of "runtime: out of memory"),
+// saying how much is needed and how much there is. 1PiB, the largest size
+// accepted, fits nowhere.
+func TestRunMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the memory check reads /proc/meminfo")
+	}
+	want := regexp.MustCompile(`^distbench: allreduce of 1PiB float32 out-of-place needs at least 4PiB of memory here \(2 ranks × 2PiB of buffers\), ` +
+		`but [\d.]+[KMGT]iB is available \((MemAvailable in /proc/meminfo|the memory cgroup's limit in /sys/fs/cgroup/\S+)\); ` +
+		`1 other point does not fit either; accepted: sizes whose buffers fit, at most [\d.]+[KMGT]iB a rank here\n$`)
+	code, stdout, stderr := runCLI(t, "run", "-b", "1PiB", "-e", "1PiB", "--np", "2")
+	if code != 2 || !want.MatchString(stderr) || stdout != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want exit 2 and one line matching %s", code, stderr, stdout, want)
+	}
+}
+
+// TestRunSizeSteps: a factor that does not advance a size by a whole element
+// advances it by one, and one that gives sizes between elements is rounded
+// to them: every size up to --maxbytes is measured, none silently dropped.
+func TestRunSizeSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	tests := []struct {
+		args []string
+		want []int64
+	}{
+		{[]string{"-b", "4", "-e", "32", "-f", "1.0000001"}, []int64{4, 8, 12, 16, 20, 24, 28, 32}},
+		{[]string{"-b", "4", "-e", "40", "-f", "1.5"}, []int64{4, 8, 12, 16, 24, 36}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			jsonPath := filepath.Join(t.TempDir(), "out.json")
+			args := append([]string{"run", "--np", "1", "--iters", "1", "--warmup", "0", "--inplace", "in", "--json", jsonPath, "--timeout", "1m"}, tt.args...)
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			var got []int64
+			for _, r := range readJSONL(t, jsonPath) {
+				got = append(got, r.Bytes)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("measured sizes %v, want %v", got, tt.want)
 			}
 		})
 	}

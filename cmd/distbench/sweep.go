@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,6 +213,9 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 			return nil, "", fmt.Errorf("%s: %w", f.plan, err)
 		}
 	case len(fromFlags) > 0:
+		if fl.Changed("stepfactor") && !(f.stepFactor > 1 && !math.IsInf(f.stepFactor, 0)) {
+			return nil, "", fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
+		}
 		if plan, err = f.flagPlan(); err != nil {
 			return nil, "", err
 		}
@@ -232,6 +236,11 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 		}
 	}
 	if fl.Changed("iters") {
+		if f.iters < 1 {
+			// A plan's iters of 0 means its default: refuse it here
+			// rather than let it quietly become 20.
+			return nil, "", fmt.Errorf("--iters %d: must be at least 1", f.iters)
+		}
 		plan.Iters = f.iters
 		for i := range plan.Collectives {
 			plan.Collectives[i].Iters = 0
@@ -258,8 +267,8 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 		plan.Rounds = harness.RoundCount(f.rounds)
 	}
 	if fl.Changed("timeout") {
-		if f.timeout <= 0 {
-			return nil, "", fmt.Errorf("--timeout %v: must be positive", f.timeout)
+		if f.timeout < harness.MinTimeout {
+			return nil, "", fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, harness.MinTimeout)
 		}
 		plan.Timeout = f.timeout
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -156,6 +157,11 @@ func TestSweepBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtype: [float32]\n"), 0o644)
 	badRounds := filepath.Join(tmp, "rounds.yaml")
 	os.WriteFile(badRounds, []byte("rounds: 0\ncollectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"), 0o644)
+	const block = "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"
+	zeroTimeout := filepath.Join(tmp, "timeout.yaml")
+	os.WriteFile(zeroTimeout, []byte("timeout: 0s\n"+block), 0o644)
+	twoDocs := filepath.Join(tmp, "two.yaml")
+	os.WriteFile(twoDocs, []byte(block+"---\nbogus: 1\n"), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -178,11 +184,33 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--rounds", "two"}, "--rounds"},
 		{[]string{"--plan", badRounds}, `rounds "0": want an integer from 1 to 100`},
 		{[]string{"--bogus"}, "unknown flag"},
+		{[]string{"--plan", zeroTimeout}, "line 1: plan: timeout 0s: must be positive (accepted: a positive value, or leave timeout out for the default, 2m)"},
+		{[]string{"--plan", twoDocs}, "line 6: plan: a second YAML document (accepted: one document;"},
+		{[]string{"--timeout", "1ns"}, "--timeout 1ns: too short (accepted: 1s or more)"},
+		{[]string{"--iters", "0"}, "--iters 0: must be at least 1"},
+		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1"},
+		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "1.0000001"}, "more than 4096 sizes from 4 to 1073741824 bytes"},
+		{[]string{"--strategy", "ps", "--np", "1", "--opt", "placement=dedicated", "--opt", "servers=520"}, "np 1 and 520 dedicated servers: 521 processes, but at most 512"},
 	}
 	for _, tt := range tests {
 		code, out, errs := cli(t, append([]string{"sweep", "--dry-run"}, tt.args...)...)
 		if code != 2 || !strings.Contains(errs, tt.want) || strings.Count(errs, "\n") != 1 || out != "" {
 			t.Errorf("%v: exit %d, stderr %q (want one line containing %q), stdout %q", tt.args, code, errs, tt.want, out)
+		}
+	}
+}
+
+// TestSweepMemory: --dry-run flags a point whose buffers cannot fit here,
+// as the sweep itself refuses it before launching anything.
+func TestSweepMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the memory check reads /proc/meminfo")
+	}
+	for _, args := range [][]string{{"--dry-run"}, {"--out", filepath.Join(t.TempDir(), "run")}} {
+		code, out, errs := cli(t, append([]string{"sweep", "--strategy", "ring", "--np", "2,4", "--sizes", "4KiB,1PiB"}, args...)...)
+		want := "distbench: ring np=2: allreduce of 1PiB float32 in-place needs at least 2PiB of memory here (2 ranks × 1PiB of buffers)"
+		if code != 2 || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line starting %q", args, code, errs, out, want)
 		}
 	}
 }
