@@ -81,9 +81,10 @@ type LaunchOptions struct {
 	Emit func(*results.Record) error
 	// Stderr receives the workers' own output, each line prefixed with its rank.
 	Stderr io.Writer
-	// Grace is how long the other processes get to fail on their own after
+	// Grace is how long the other workers get to fail on their own after
 	// one has failed, before they are killed; default 10s. Workers abort
-	// their peers on failure, so they normally need much less.
+	// their peers on failure, so they normally need much less. The
+	// strategy's servers are stopped as soon as a worker fails.
 	Grace time.Duration
 }
 
@@ -160,6 +161,21 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		}
 		return nil
 	}
+	// The children must not outlive this process, even killed with no
+	// chance to stop them: each inherits the read end of a pipe whose write
+	// end only this process holds (see watchLauncher), and on Linux the
+	// kernel kills them when the thread that started them exits, so this
+	// goroutine keeps that thread until they have all exited.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lifeline, held, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("creating the pipe that tells workers the launcher is alive: %w", err)
+	}
+	defer held.Close()
+	defer lifeline.Close()
+	base = append(base, EnvLauncherFD+"=3") // ExtraFiles[0]
+
 	out := &prefixWriter{w: stderr}
 	var procs []*proc
 	for r := range spec.NP {
@@ -194,7 +210,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	}
 	exited := make(chan *proc, len(procs))
 	for _, p := range procs {
-		if err := p.start(exe, o.Args, out, onRecord); err != nil {
+		if err := p.start(exe, o.Args, lifeline, out, onRecord); err != nil {
 			for _, q := range procs {
 				q.kill()
 			}
@@ -202,6 +218,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		}
 		go func() { p.wait(); exited <- p }()
 	}
+	lifeline.Close() // the children have it
 
 	var failures []string
 	workersLeft, total := spec.NP, len(procs)
@@ -216,6 +233,17 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 			}
 			if p.failedOnItsOwn() && !interrupted {
 				failures = append(failures, p.describeFailure())
+			}
+			if p.rank >= 0 && p.err != nil {
+				// The job has failed, and the strategy's servers serve
+				// only it: stop them now rather than after the grace
+				// (they may be waiting for the dead worker), which also
+				// fails the workers still waiting on them.
+				for _, q := range procs {
+					if q.rank < 0 {
+						q.kill()
+					}
+				}
 			}
 			if (p.err != nil || workersLeft == 0) && deadline == nil {
 				deadline = time.After(grace)
@@ -269,9 +297,11 @@ type proc struct {
 	pipes    sync.WaitGroup
 }
 
-func (p *proc) start(exe string, args []string, out *prefixWriter, onRecord func(string)) error {
+func (p *proc) start(exe string, args []string, lifeline *os.File, out *prefixWriter, onRecord func(string)) error {
 	p.cmd = exec.Command(exe, args...)
 	p.cmd.Env = p.env
+	p.cmd.ExtraFiles = []*os.File{lifeline}
+	dieWithLauncher(p.cmd)
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return err

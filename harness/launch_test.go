@@ -1,8 +1,16 @@
 package harness
 
 import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestWorkerProcs(t *testing.T) {
@@ -40,6 +48,84 @@ func TestBindings(t *testing.T) {
 	} {
 		if got := bindings(tc.procs, tc.cpus); !slices.Equal(got, tc.want) {
 			t.Errorf("bindings(%d, %v) = %q, want %q", tc.procs, tc.cpus, got, tc.want)
+		}
+	}
+}
+
+// A worker exits once its launcher's end of the pipe closes, however the
+// launcher went: here a helper process is given the pipe as Launch gives it,
+// but none of Launch's other ties (no death signal), so that it is the pipe
+// alone that ends it.
+func TestWorkerExitsWithLauncher(t *testing.T) {
+	if os.Getenv(envWatchHelper) != "" {
+		t.Skip("the helper itself")
+	}
+	lifeline, held, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWatchLauncherHelper$")
+	cmd.Env = append(os.Environ(), envWatchHelper+"=1", EnvLauncherFD+"=3")
+	cmd.ExtraFiles = []*os.File{lifeline}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lifeline.Close()
+	exited := make(chan error, 1)
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || sc.Text() != "watching" {
+		t.Fatalf("helper said %q, want watching", sc.Text())
+	}
+	go func() { io.Copy(io.Discard, stdout); exited <- cmd.Wait() }()
+
+	held.Close() // as the launcher's death would
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != watchHelperExit {
+			t.Fatalf("helper ended with %v, want exit status %d", err, watchHelperExit)
+		}
+	case <-time.After(20 * time.Second): // generous: it takes a moment
+		t.Fatal("the helper still runs 20s after its launcher's end of the pipe closed")
+	}
+}
+
+const (
+	envWatchHelper  = "DISTBENCH_TEST_WATCH_HELPER"
+	watchHelperExit = 7
+)
+
+// TestWatchLauncherHelper is the worker of TestWorkerExitsWithLauncher.
+func TestWatchLauncherHelper(t *testing.T) {
+	if os.Getenv(envWatchHelper) == "" {
+		t.Skip("run by TestWorkerExitsWithLauncher")
+	}
+	if err := watchLauncher(os.Getenv, func() { os.Exit(watchHelperExit) }); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("watching")
+	time.Sleep(time.Minute) // until the watcher ends the process
+	t.Fatal("the watcher did not end the process")
+}
+
+// A launcher's pipe that is not a descriptor number is refused, in words.
+func TestWatchLauncherBadFD(t *testing.T) {
+	for _, v := range []string{"three", "1", "-3"} {
+		getenv := func(k string) string {
+			if k == EnvLauncherFD {
+				return v
+			}
+			return ""
+		}
+		err := watchLauncher(getenv, func() { t.Errorf("%s=%q: gone called", EnvLauncherFD, v) })
+		if err == nil || !strings.Contains(err.Error(), EnvLauncherFD) || !strings.Contains(err.Error(), "3 or more") {
+			t.Errorf("%s=%q: got %v, want an error naming the variable and what it accepts", EnvLauncherFD, v, err)
 		}
 	}
 }

@@ -36,6 +36,10 @@ const (
 	EnvCPUProfile  = "DISTBENCH_CPUPROFILE"  // write each process's CPU profile to PREFIX.rankN.pprof
 	EnvSpin        = "DISTBENCH_SPIN"        // transport busy-read budget, e.g. 50us; see transport.TCPOptions.Spin
 	EnvCPUs        = "DISTBENCH_CPUS"        // CPUs to bind this process to, e.g. "2,3"; "none" binds nothing
+	// EnvLauncherFD is set by the local launcher: an inherited pipe whose
+	// write end only the launcher holds, so that its end of file means the
+	// launcher is gone, however it died; the process then exits.
+	EnvLauncherFD = "DISTBENCH_LAUNCHER_FD"
 )
 
 // RecordPrefix starts each line on which rank 0 writes a record to stdout.
@@ -46,6 +50,17 @@ const RecordPrefix = "distbench-record "
 // stdout as RecordPrefix + JSON, one per line.
 func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) string) error {
 	spec, err := specFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	err = watchLauncher(getenv, func() {
+		who := "rank " + getenv("RANK")
+		if idx := getenv(EnvServerIndex); idx != "" {
+			who = "server " + idx
+		}
+		fmt.Fprintf(os.Stderr, "distbench: %s: the launcher that started it is gone; exiting\n", who)
+		os.Exit(1)
+	})
 	if err != nil {
 		return err
 	}
@@ -73,6 +88,32 @@ func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) strin
 		defer stop()
 	}
 	return RunRank(ctx, spec, getenv, emit)
+}
+
+// watchLauncher calls gone once the launcher that set EnvLauncherFD has
+// exited: a worker must not outlive it, holding its cores and ports, when it
+// is killed (kill -9 gives it no chance to stop its children). Linux also
+// has the kernel kill them (launchLinked); this works everywhere.
+func watchLauncher(getenv func(string) string, gone func()) error {
+	v := getenv(EnvLauncherFD)
+	if v == "" {
+		return nil // not started by the local launcher
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return fmt.Errorf("%s=%q: want the number of a file descriptor inherited from the launcher (3 or more)", EnvLauncherFD, v)
+	}
+	f := os.NewFile(uintptr(fd), "launcher pipe")
+	if _, err := f.Stat(); err != nil {
+		return fmt.Errorf("%s=%d: %w", EnvLauncherFD, fd, err)
+	}
+	go func() {
+		// Nothing is ever written: the read ends at end of file, when the
+		// launcher's end has closed with its process.
+		io.Copy(io.Discard, f)
+		gone()
+	}()
+	return nil
 }
 
 func roleName(getenv func(string) string) string {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -10,21 +12,36 @@ import (
 	"github.com/distbench/distbench/harness"
 )
 
+// envLaunch makes the test binary a launcher: TestMain runs the CLI with the
+// arguments it holds, a JSON list.
+const envLaunch = "DISTBENCH_TEST_LAUNCH"
+
 // TestMain lets the test binary be its own worker: the launcher starts
 // os.Executable() with DISTBENCH_SPEC set, exactly as it starts distbench.
 // DISTBENCH_TEST_DIE_RANK/AFTER make one worker die abruptly mid-run, and
 // DISTBENCH_TEST_STOP_RANK/AFTER make one stop (SIGSTOP, as a debugger or a
-// stuck process would), to test what its peers report.
+// stuck process would), to test what its peers report. With envLaunch set it
+// is a launcher instead, a process a test can kill.
 func TestMain(m *testing.M) {
+	if args := os.Getenv(envLaunch); args != "" && os.Getenv(harness.EnvSpec) == "" {
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", envLaunch, err)
+			os.Exit(2)
+		}
+		os.Exit(run(context.Background(), os.Stdout, os.Stderr, argv))
+	}
 	if os.Getenv(harness.EnvSpec) != "" {
-		if os.Getenv("DISTBENCH_TEST_DIE_RANK") == os.Getenv("RANK") {
+		// Servers have no RANK: the hooks are for workers only.
+		rank := os.Getenv("RANK")
+		if rank != "" && os.Getenv("DISTBENCH_TEST_DIE_RANK") == rank {
 			after, _ := time.ParseDuration(os.Getenv("DISTBENCH_TEST_DIE_AFTER"))
 			go func() {
 				time.Sleep(after)
 				os.Exit(3)
 			}()
 		}
-		if os.Getenv("DISTBENCH_TEST_STOP_RANK") == os.Getenv("RANK") {
+		if rank != "" && os.Getenv("DISTBENCH_TEST_STOP_RANK") == rank {
 			after, _ := time.ParseDuration(os.Getenv("DISTBENCH_TEST_STOP_AFTER"))
 			go func() {
 				time.Sleep(after)

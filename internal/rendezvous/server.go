@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +40,10 @@ type ServerOptions struct {
 	JobID string
 	// Limits bound keys, values and waits; zero fields mean the defaults.
 	Limits Limits
-	// MaxConns bounds open connections; 0 means DefaultMaxConns.
+	// MaxConns bounds open connections; 0 means DefaultMaxConns. At the
+	// bound, a new connection closes the oldest one still in its
+	// handshake, so that strangers that connect and say nothing cannot
+	// keep clients out; only authenticated clients are never closed.
 	MaxConns int
 	// Logf, if set, receives a line for each refused or broken connection.
 	Logf func(format string, args ...any)
@@ -57,6 +61,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	conns   map[*serverConn]struct{}
+	joining []*serverConn // of conns, those still in the handshake, oldest first
 	closing bool
 	changed chan struct{} // poked (never blocking) when a connection ends
 
@@ -181,7 +186,7 @@ func (s *Server) serve() {
 		delay = 0
 		c := &serverConn{s: s, nc: nc, waits: map[uint64]chan struct{}{}, done: make(chan struct{})}
 		if !s.track(c) {
-			s.logf("rendezvous: store %s: refused %s: closing or at the limit of %d connections", s.Addr(), nc.RemoteAddr(), s.maxConns)
+			s.logf("rendezvous: store %s: refused %s: closing, or at the limit of %d authenticated connections", s.Addr(), nc.RemoteAddr(), s.maxConns)
 			nc.Close()
 			continue
 		}
@@ -193,16 +198,35 @@ func (s *Server) serve() {
 func (s *Server) track(c *serverConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing || len(s.conns) >= s.maxConns {
+	if s.closing {
 		return false
 	}
+	if len(s.conns) >= s.maxConns {
+		if len(s.joining) == 0 {
+			return false
+		}
+		oldest := s.joining[0]
+		s.joining = s.joining[1:]
+		delete(s.conns, oldest)
+		oldest.nc.Close() // its goroutine ends at once
+		s.logf("rendezvous: store %s: closed %s, still in its handshake, to make room: at the limit of %d connections", s.Addr(), oldest.nc.RemoteAddr(), s.maxConns)
+	}
 	s.conns[c] = struct{}{}
+	s.joining = append(s.joining, c)
 	return true
+}
+
+// joined takes c off the connections still in their handshake; under mu.
+func (s *Server) joined(c *serverConn) {
+	if i := slices.Index(s.joining, c); i >= 0 {
+		s.joining = slices.Delete(s.joining, i, i+1)
+	}
 }
 
 func (s *Server) untrack(c *serverConn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.joined(c)
 	s.mu.Unlock()
 	select {
 	case s.changed <- struct{}{}:
@@ -217,8 +241,10 @@ func handshakeMAC(jobID string, nonce []byte) []byte {
 	return m.Sum(nil)
 }
 
-// handshake greets a new client with a nonce and checks its answer.
-func (s *Server) handshake(nc net.Conn) error {
+// handshake greets a new client with a nonce and checks its answer; admit
+// is asked, before the answer that lets a client in, whether the connection
+// is still wanted.
+func (s *Server) handshake(nc net.Conn, admit func() bool) error {
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
 	defer nc.SetDeadline(time.Time{})
 	var hello [helloLen]byte
@@ -241,6 +267,9 @@ func (s *Server) handshake(nc net.Conn) error {
 		refusal = fmt.Sprintf("client speaks protocol version %d, this store speaks %d", auth[len(magic)], protoVersion)
 	case !hmac.Equal(auth[len(magic)+1:], handshakeMAC(s.jobID, nonce)):
 		refusal = "job ID differs: this store serves another job"
+	}
+	if refusal == "" && !admit() {
+		return errors.New("closed to make room for newer connections")
 	}
 	reply := []byte{statusOK, 0, 0}
 	if refusal != "" {
@@ -277,7 +306,17 @@ func (c *serverConn) serve() {
 	defer s.wg.Done()
 	defer s.untrack(c)
 	defer c.nc.Close()
-	if err := s.handshake(c.nc); err != nil {
+	// An authenticated client is never closed to make room (see track).
+	admit := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, ok := s.conns[c]; !ok {
+			return false // closed already
+		}
+		s.joined(c)
+		return true
+	}
+	if err := s.handshake(c.nc, admit); err != nil {
 		s.logf("rendezvous: store %s: refused %s: %v", s.Addr(), c.nc.RemoteAddr(), err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -298,4 +299,50 @@ func TestShutdownWaitsForClients(t *testing.T) {
 	defer cancel()
 	wantErr(t, srv2.Shutdown(ctx), "dropped 1 clients")
 	wantErr(t, c2.Set(context.Background(), "k", nil), "connection lost")
+}
+
+// Strangers that connect and say nothing, more of them than the server takes
+// connections, keep no client out: the oldest still in its handshake is
+// closed to make room, so clients are served at once rather than when the
+// strangers' handshakes time out; and no authenticated client is closed.
+func TestServerStrangersDoNotStarveClients(t *testing.T) {
+	t.Parallel()
+	const maxConns, strangers, clients = 8, 50, 4
+	srv := startServer(t, ServerOptions{JobID: "j", MaxConns: maxConns})
+	for range strangers {
+		c, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	ctx := context.Background()
+	start := time.Now()
+	var cs []*Client
+	for i := range clients {
+		c := dialT(t, srv.Addr(), ClientOptions{JobID: "j", Timeout: time.Minute})
+		if err := c.Set(ctx, fmt.Sprint("k", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	// Well under the strangers' handshake timeout, which the clients
+	// waited out before (the server refused them while the strangers held
+	// every connection), even on a machine ten times slower than usual.
+	if el := time.Since(start); el > handshakeTimeout/2 {
+		t.Errorf("%d clients took %v to be served beside %d silent strangers; the strangers' handshake timeout is %v", clients, el, strangers, handshakeTimeout)
+	}
+	// More strangers: the clients, authenticated, keep their connections.
+	for range strangers {
+		c, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	for i, c := range cs {
+		if _, err := c.Get(ctx, fmt.Sprint("k", i)); err != nil {
+			t.Errorf("client %d after more strangers: %v", i, err)
+		}
+	}
 }

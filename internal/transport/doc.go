@@ -18,8 +18,11 @@
 // ConnectTimeout. Every connection opens with the handshake of
 // internal/wire, which proves that both ends hold the job's token and agree
 // on job id, world size and ranks; a stray or hostile connection is refused
-// and logged without disturbing the mesh. Sockets run with TCP_NODELAY and
-// 4 MiB buffers.
+// and logged without disturbing the mesh. Handshakes run concurrently, at
+// most 64 at once: a new connection closes the oldest not yet admitted, and
+// a dialer whose handshake was closed retries, so a flood of silent
+// connections delays a rank by a round trip, not a handshake timeout.
+// Sockets run with TCP_NODELAY and 4 MiB buffers.
 //
 // Each message is one frame (a 64-byte header, the payload, and zero
 // padding to a multiple of 64 bytes: see internal/wire for why) written

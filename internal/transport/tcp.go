@@ -454,45 +454,69 @@ func (t *TCP) handshakeConfig() wire.HandshakeConfig {
 }
 
 // maxHandshakes bounds the handshakes one rank runs at once while it
-// accepts its higher peers.
+// accepts its higher peers, and so the sockets and goroutines that
+// connections which never finish a handshake can hold.
 const maxHandshakes = 64
 
-// acceptAll accepts until every higher rank has connected. Strays and
-// failed handshakes are refused and logged, and do not stop it: a hostile
-// connection must not be able to break the mesh.
+// acceptAll accepts until every higher rank has connected. Each connection
+// is authenticated on its own goroutine, under its own handshake deadline.
+// Strays and failed handshakes are refused and logged, and do not stop it: a
+// hostile connection must not be able to break the mesh. When maxHandshakes
+// are in progress, a new connection closes the oldest one not yet admitted:
+// strangers that connect and say nothing cannot keep a rank out, since a
+// genuine peer's handshake takes a round trip and a closed dialer retries.
 func (t *TCP) acceptAll(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	// Once every peer is connected, the handshakes still in progress are
+	// strangers': hctx ends them rather than wait out their deadlines.
+	hctx, endHandshakes := context.WithCancel(ctx)
+	defer endHandshakes()
 
+	type handshake struct {
+		c       net.Conn
+		evicted bool // closed to make room for a newer connection
+	}
 	var (
-		mu       sync.Mutex
-		pending  = map[int]bool{} // higher ranks not yet connected
-		refusals []string
-		hs       sync.WaitGroup
+		mu        sync.Mutex
+		pending   = map[int]bool{} // higher ranks not yet admitted
+		connected int              // peers admitted and attached
+		want      = t.o.Size - 1 - t.o.Rank
+		active    []*handshake // in progress and not yet admitted, oldest first
+		refused   refusals
+		hs        sync.WaitGroup
 	)
 	for r := t.o.Rank + 1; r < t.o.Size; r++ {
 		pending[r] = true
 	}
-	admit := func(r int) error {
+	// retire takes h off active; under mu.
+	retire := func(h *handshake) {
+		if i := slices.Index(active, h); i >= 0 {
+			active = slices.Delete(active, i, i+1)
+		}
+	}
+	admit := func(h *handshake, r int) error {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
+		case h.evicted:
+			return fmt.Errorf("%w: closed to make room for newer connections", wire.ErrHandshake)
 		case r < t.o.Rank:
 			return fmt.Errorf("%w: rank %d dialed rank %d, but lower ranks accept and higher ranks dial", wire.ErrRankMismatch, r, t.o.Rank)
 		case !pending[r]:
 			return fmt.Errorf("%w: rank %d is already connected to rank %d", wire.ErrRankMismatch, r, t.o.Rank)
 		}
 		delete(pending, r)
+		retire(h) // an admitted peer is not evicted
 		return nil
 	}
 	var acceptErr error
-	inFlight := make(chan struct{}, maxHandshakes)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() == nil {
 				mu.Lock()
-				done := len(pending) == 0
+				done := connected == want
 				mu.Unlock()
 				if !done {
 					acceptErr = err
@@ -500,22 +524,24 @@ func (t *TCP) acceptAll(ctx context.Context, ln net.Listener) error {
 			}
 			break
 		}
-		select {
-		case inFlight <- struct{}{}:
-		default:
-			// A flood of connections: refuse the excess at once rather
-			// than hold a goroutine and a socket for each.
-			c.Close()
-			t.o.Logf("transport: rank %d: refused a connection from %s: %d handshakes already in progress", t.o.Rank, c.RemoteAddr(), cap(inFlight))
-			continue
+		h := &handshake{c: c}
+		mu.Lock()
+		if len(active) >= maxHandshakes {
+			oldest := active[0]
+			active = active[1:]
+			oldest.evicted = true
+			oldest.c.Close()
+			refused.evicted++
+			t.o.Logf("transport: rank %d: closed the handshake of %s to make room: %d handshakes in progress", t.o.Rank, oldest.c.RemoteAddr(), maxHandshakes)
 		}
+		active = append(active, h)
+		mu.Unlock()
 		hs.Add(1)
 		go func() {
 			defer hs.Done()
-			defer func() { <-inFlight }()
 			var admitted = -1
-			rank, err := wire.ServerHandshake(ctx, c, t.handshakeConfig(), func(r int) error {
-				if err := admit(r); err != nil {
+			rank, err := wire.ServerHandshake(hctx, c, t.handshakeConfig(), func(r int) error {
+				if err := admit(h, r); err != nil {
 					return err
 				}
 				admitted = r
@@ -524,12 +550,18 @@ func (t *TCP) acceptAll(ctx context.Context, ln net.Listener) error {
 			if err != nil {
 				c.Close()
 				mu.Lock()
+				retire(h)
 				if admitted >= 0 {
 					pending[admitted] = true // the accept record did not get through
 				}
-				refusals = append(refusals, err.Error())
+				evicted := h.evicted // counted already
+				if !evicted {
+					refused.add(err)
+				}
 				mu.Unlock()
-				t.o.Logf("transport: rank %d: refused a connection: %v", t.o.Rank, err)
+				if !evicted {
+					t.o.Logf("transport: rank %d: refused a connection: %v", t.o.Rank, err)
+				}
 				return
 			}
 			// It published before it dialed: this does not wait.
@@ -537,23 +569,25 @@ func (t *TCP) acceptAll(ctx context.Context, ln net.Listener) error {
 				c.Close()
 				mu.Lock()
 				pending[rank] = true
-				refusals = append(refusals, err.Error())
+				refused.add(err)
 				mu.Unlock()
 				return
 			}
 			t.attach(t.peers[rank], c.(*net.TCPConn))
 			mu.Lock()
-			done := len(pending) == 0
+			connected++
+			done := connected == want
 			mu.Unlock()
 			if done {
 				ln.Close()
+				endHandshakes()
 			}
 		}()
 	}
 	hs.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(pending) == 0 {
+	if connected == want {
 		return nil
 	}
 	var missing []int
@@ -561,16 +595,62 @@ func (t *TCP) acceptAll(ctx context.Context, ln net.Listener) error {
 		missing = append(missing, r)
 	}
 	slices.Sort(missing)
-	var why error = &collective.TimeoutError{After: time.Since(t.epoch), Waiting: fmt.Sprintf("ranks %v to connect to %s", missing, t.addr)}
+	ranks := rankList(missing)
+	var why error = &collective.TimeoutError{After: time.Since(t.epoch), Waiting: fmt.Sprintf("ranks %s to connect to %s", ranks, t.addr)}
 	if acceptErr != nil {
 		why = fmt.Errorf("accepting on %s: %w", t.addr, acceptErr)
 	} else if ctx.Err() == context.Canceled {
-		why = fmt.Errorf("gave up waiting for ranks %v to connect: %w", missing, ctx.Err())
+		why = fmt.Errorf("gave up waiting for ranks %s to connect: %w", ranks, ctx.Err())
 	}
-	if len(refusals) > 0 {
-		return fmt.Errorf("transport: rank %d: %w; refused %d connection(s): %s", t.o.Rank, why, len(refusals), strings.Join(refusals, "; "))
+	return fmt.Errorf("transport: rank %d: %w%s", t.o.Rank, why, refused.summary())
+}
+
+// refusals counts the connections acceptAll refused, for its error: a
+// count and two reasons, not a list, so that a flood of strangers cannot
+// make that one line long. The first reason from a peer that named a rank
+// is kept apart: a misconfigured rank, more use than a stranger's.
+type refusals struct {
+	n, evicted      int
+	first, fromRank string
+}
+
+// maxReason bounds each reason that refusals keeps.
+const maxReason = 300
+
+func (r *refusals) add(err error) {
+	r.n++
+	text := wire.Sanitize(err.Error(), maxReason)
+	if r.first == "" {
+		r.first = text
 	}
-	return fmt.Errorf("transport: rank %d: %w", t.o.Rank, why)
+	var he *wire.HandshakeError
+	if r.fromRank == "" && errors.As(err, &he) && strings.HasPrefix(he.Peer, "rank ") {
+		r.fromRank = text
+	}
+}
+
+// summary is what the error says about the refusals, "" if there were none.
+func (r *refusals) summary() string {
+	var b strings.Builder
+	if r.n > 0 {
+		fmt.Fprintf(&b, "; refused %d connection(s), the first: %s", r.n, r.first)
+		if r.fromRank != "" && r.fromRank != r.first {
+			fmt.Fprintf(&b, "; the first from a rank: %s", r.fromRank)
+		}
+	}
+	if r.evicted > 0 {
+		fmt.Fprintf(&b, "; closed %d connection(s) that had not finished the handshake, to make room (at most %d at once)", r.evicted, maxHandshakes)
+	}
+	return b.String()
+}
+
+// rankList writes ranks as "[1 2 3]", eliding the middle of a long list.
+func rankList(ranks []int) string {
+	const most = 16
+	if len(ranks) <= most {
+		return fmt.Sprint(ranks)
+	}
+	return fmt.Sprintf("%v … %v (%d in all)", ranks[:most/2], ranks[len(ranks)-most/2:], len(ranks))
 }
 
 // dial connects to a lower rank, retrying refused or failed dials until the
@@ -586,12 +666,17 @@ func (t *TCP) dial(ctx context.Context, p *peer) error {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", p.addr)
 		if err == nil {
-			if err := wire.ClientHandshake(ctx, c, t.handshakeConfig(), p.rank); err != nil {
-				c.Close()
+			err = wire.ClientHandshake(ctx, c, t.handshakeConfig(), p.rank)
+			if err == nil {
+				t.attach(p, c.(*net.TCPConn))
+				return nil
+			}
+			c.Close()
+			// Closed without a reason: the peer may have shed this
+			// handshake to a flood of connections (see acceptAll).
+			if !errors.Is(err, wire.ErrPeerClosed) || ctx.Err() != nil {
 				return fmt.Errorf("transport: rank %d: %w", t.o.Rank, err) // it names the peer
 			}
-			t.attach(p, c.(*net.TCPConn))
-			return nil
 		}
 		last = err
 		tm := time.NewTimer(backoff)

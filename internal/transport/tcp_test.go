@@ -11,6 +11,7 @@ import (
 	"net"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -454,6 +455,136 @@ func TestTCPStrayConnection(t *testing.T) {
 	got := make([]byte, 2)
 	if err := rank0.Recv(ctx, 1, 1, got); err != nil || string(got) != "hi" {
 		t.Fatalf("after the stray: %q, %v", got, err)
+	}
+}
+
+// gatedStore holds every Get until open is closed: the ranks publish their
+// addresses, and dial only once the test lets them.
+type gatedStore struct {
+	collective.Store
+	open chan struct{}
+}
+
+func (g gatedStore) Get(ctx context.Context, key string) ([]byte, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Store.Get(ctx, key)
+}
+
+// Hundreds of strangers that connect to every listening rank while the mesh
+// forms, before any rank dials, neither keep a rank out nor hold the mesh up
+// until their handshakes time out; and a mesh that does fail says so in one
+// line that counts them rather than lists them.
+func TestTCPStrangersWhileForming(t *testing.T) {
+	const (
+		strangers = 200 // per listener
+		// Longer than the test's bound, so that a mesh that waits for
+		// the strangers' handshakes to end fails it.
+		handshakeTimeout = 40 * time.Second
+		bound            = 20 * time.Second
+	)
+	tests := []struct {
+		name    string
+		size    int
+		say     []byte        // what each stranger writes, if anything
+		absent  int           // a rank that never starts, or -1
+		connect time.Duration // ConnectTimeout
+	}{
+		{"idle strangers", 4, nil, -1, time.Minute},
+		{"strangers speaking HTTP, a rank absent", 2, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), 1, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newMemStore()
+			gate := gatedStore{store, make(chan struct{})}
+			ts := make([]*TCP, tt.size)
+			errs := make([]error, tt.size)
+			var wg sync.WaitGroup
+			for r := range tt.size {
+				if r == tt.absent {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ts[r], errs[r] = NewTCP(context.Background(), TCPOptions{
+						Rank: r, Size: tt.size, Store: gate, JobID: "test-job", Token: testToken,
+						ConnectTimeout: tt.connect, HandshakeTimeout: handshakeTimeout,
+					})
+				}()
+			}
+			var conns []net.Conn
+			var opening sync.Once
+			open := func() { opening.Do(func() { close(gate.open) }) }
+			defer func() {
+				open() // if the test failed before the ranks could dial
+				wg.Wait()
+				closeAll(ts)
+				for _, c := range conns {
+					c.Close()
+				}
+			}()
+			for r := range tt.size - 1 { // every rank but the last accepts
+				if r == tt.absent {
+					continue
+				}
+				addr, err := store.Get(ctxFor(t, time.Minute), DefaultKeyPrefix+strconv.Itoa(r))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range strangers {
+					c, err := net.Dial("tcp", string(addr))
+					if err != nil {
+						if tt.absent >= 0 {
+							break // the failing rank gave up already: a slow machine
+						}
+						t.Fatalf("stranger to rank %d: %v", r, err)
+					}
+					conns = append(conns, c)
+					if tt.say != nil {
+						c.Write(tt.say)
+					}
+				}
+			}
+			start := time.Now()
+			open()
+			wg.Wait()
+			elapsed := time.Since(start)
+
+			if tt.absent < 0 {
+				for r, err := range errs {
+					if err != nil {
+						t.Fatalf("rank %d: %v", r, err)
+					}
+				}
+				if elapsed > bound {
+					t.Errorf("the mesh took %v to form beside %d strangers per listener; want well under the %v handshake timeout", elapsed, strangers, handshakeTimeout)
+				}
+				ctx := ctxFor(t, 10*time.Second)
+				last := tt.size - 1
+				if err := ts[last].Send(ctx, 0, 1, []byte("hi")); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]byte, 2)
+				if err := ts[0].Recv(ctx, last, 1, got); err != nil || string(got) != "hi" {
+					t.Fatalf("after the strangers: %q, %v", got, err)
+				}
+				return
+			}
+			err := errs[0]
+			t.Logf("%d bytes: %v", len(fmt.Sprint(err)), err)
+			if err == nil {
+				t.Fatal("rank 0 formed a mesh without rank 1")
+			}
+			msg := err.Error()
+			if len(msg) > 1000 || strings.Contains(msg, "\n") || !strings.Contains(msg, "ranks [1]") ||
+				!regexp.MustCompile(`refused \d+ connection\(s\), the first: .*bad magic`).MatchString(msg) {
+				t.Errorf("want one line of at most 1000 bytes naming rank 1 and counting the refused strangers, got %d bytes: %s", len(msg), msg)
+			}
+		})
 	}
 }
 

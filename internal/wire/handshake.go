@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -52,6 +53,10 @@ var (
 	ErrAuth = errors.New("authentication failed")
 	// ErrHandshake: a malformed or unexpected record, or I/O failure.
 	ErrHandshake = errors.New("handshake failed")
+	// ErrPeerClosed (with ErrHandshake): the peer closed or reset the
+	// connection without saying why. A listener shedding a flood of
+	// connections does that to the oldest handshakes, so a dialer may retry.
+	ErrPeerClosed = errors.New("peer closed the connection mid-handshake (it may have refused us)")
 )
 
 // HandshakeConfig describes this side of a handshake.
@@ -363,8 +368,8 @@ func (s *session) fail(err error, byPeer bool) error {
 		ioErr = fmt.Errorf("%w: %v", ErrHandshake, s.ctx.Err())
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		ioErr = fmt.Errorf("%w: no answer within %v", ErrHandshake, time.Since(s.start).Round(time.Millisecond))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		ioErr = fmt.Errorf("%w: peer closed the connection mid-handshake (it may have refused us)", ErrHandshake)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		ioErr = fmt.Errorf("%w: %w", ErrHandshake, ErrPeerClosed)
 	case errors.Is(err, ErrBadMagic), errors.Is(err, ErrVersion), errors.Is(err, ErrTooLarge),
 		errors.Is(err, ErrHandshake), errors.Is(err, ErrJobMismatch), errors.Is(err, ErrSizeMismatch),
 		errors.Is(err, ErrRankMismatch), errors.Is(err, ErrAuth):

@@ -213,7 +213,7 @@ func TestHandshakeGarbage(t *testing.T) {
 		{"huge record", big, ErrTooLarge, "65535 bytes"},
 		{"short hello", []byte{0x5c, 0xdb, Version, recHello, 3, 0, 1, 2, 3}, ErrHandshake, "hello of 3 bytes"},
 		{"auth first", append([]byte{0x5c, 0xdb, Version, recAuth, MACSize, 0}, make([]byte, MACSize)...), ErrHandshake, "got record type 2"},
-		{"truncated", []byte{0x5c, 0xdb, Version, recHello, 40, 0, 1}, ErrHandshake, "closed the connection"},
+		{"truncated", []byte{0x5c, 0xdb, Version, recHello, 40, 0, 1}, ErrPeerClosed, "closed the connection"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,6 +238,29 @@ func TestHandshakeGarbage(t *testing.T) {
 			}
 			if rej := decodeReject(body); !errors.Is(rej, tt.want) {
 				t.Errorf("reject says %v, want %v", rej, tt.want)
+			}
+		})
+	}
+}
+
+// A listener that closes or resets a handshake without a reject record (as
+// a rank shedding a flood of connections does) leaves the dialer an error
+// that says so, ErrPeerClosed, on which it may retry.
+func TestHandshakePeerClosed(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		reset bool
+	}{{"closed", false}, {"reset", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, s := tcpPair(t)
+			if tt.reset {
+				s.(*net.TCPConn).SetLinger(0)
+			}
+			s.Close()
+			err := ClientHandshake(context.Background(), c, cfg(1), 0)
+			var he *HandshakeError
+			if !errors.Is(err, ErrPeerClosed) || !errors.Is(err, ErrHandshake) || !errors.As(err, &he) || he.ByPeer {
+				t.Fatalf("got %v, want a HandshakeError matching ErrPeerClosed", err)
 			}
 		})
 	}

@@ -174,15 +174,13 @@ func (f *flow) tasks(c *core.Call, base int) []func(*core.Call) error {
 		return fns
 	}
 	if f.parent >= 0 {
-		// Every chunk's receive is posted now, so that each lands in
-		// place however early it comes. A chunk comes down only after
-		// this rank sent it up (when the flow goes up too), so nothing
-		// else writes its place meanwhile.
-		down := make([]*core.Posted, nk)
-		for k := range nk {
-			down[k] = c.PostRecv(f.parent, f.channel, f.rng(k))
-		}
 		fns = append(fns, func(c *core.Call) error {
+			// Every chunk's receive is posted at once, so that each
+			// lands in place however early it comes. A chunk comes down
+			// only after this rank sent it up (when the flow goes up
+			// too), so nothing else writes its place meanwhile. They are
+			// posted on this goroutine's Call (see postAll).
+			down := postAll(nk, func(k int) *core.Posted { return c.PostRecv(f.parent, f.channel, f.rng(k)) })
 			defer core.CancelAll(down) // none left after a normal end
 			for k := range nk {
 				if err := down[k].Wait(); err != nil {
@@ -223,10 +221,6 @@ func (f *flow) tasks(c *core.Call, base int) []func(*core.Call) error {
 // it every bit of the result, is the same in every run.
 func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*core.Call) error {
 	size, nslots := min(f.chunk, len(f.buf)), min(slots, nk)
-	first := make([]*core.Posted, nk)
-	for k := range nk {
-		first[k] = c.PostRecvReduce(f.children[0], f.channel, f.rng(k), f.dt, f.op)
-	}
 	rest := f.children[1:]
 	free := make([]chan []byte, len(rest))
 	filled := make([]chan []byte, len(rest))
@@ -252,6 +246,9 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 		})
 	}
 	fns = append(fns, func(c *core.Call) error {
+		first := postAll(nk, func(k int) *core.Posted {
+			return c.PostRecvReduce(f.children[0], f.channel, f.rng(k), f.dt, f.op)
+		})
 		defer core.CancelAll(first) // none left after a normal end
 		for k := range nk {
 			if err := first[k].Wait(); err != nil {
@@ -271,4 +268,18 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 		return nil
 	})
 	return fns
+}
+
+// postAll posts nk receives. A task posts its receives on the Call that
+// Parallel gave it, not the operation's: a posted receive waits on the
+// context of the Call that posted it, and only the task's is cancelled when
+// another task fails. Posted on the operation's, a rank whose link to a
+// dead peer failed went on waiting for a live peer that waited in turn for
+// it, every rank until the operation's deadline.
+func postAll(nk int, post func(k int) *core.Posted) []*core.Posted {
+	posted := make([]*core.Posted, nk)
+	for k := range nk {
+		posted[k] = post(k)
+	}
+	return posted
 }

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package harness
+
+import "os/exec"
+
+// dieWithLauncher does nothing here: the workers' pipe to the launcher
+// (watchLauncher) is what ends them when it dies.
+func dieWithLauncher(*exec.Cmd) {}
