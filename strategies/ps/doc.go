@@ -103,8 +103,10 @@
 //     abort of the first. Within the operation's timeout instead, plus the
 //     why's second, where that is shorter.
 //   - a stopped worker: each server closes its connection within the peer
-//     timeout of its last frame and fails the job naming the worker's rank
-//     and address, whether or not one of its calls was in flight; within
+//     timeout of its last frame (and the second or two gRPC gives a
+//     connection to drain before it closes it) and fails the job naming
+//     the worker's rank and address, whether or not one of its calls was
+//     in flight; within
 //     the operation's timeout where that is shorter, naming it as a rank
 //     the round still waits for where the round is a reduction over every
 //     worker.
