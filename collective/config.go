@@ -123,6 +123,12 @@ type Config struct {
 	Timeout time.Duration
 	// Options are strategy-specific settings, such as "algo": "dbtree".
 	Options map[string]string
+	// JobID and Token are the job's identity and shared secret, as the
+	// transport has them, for connections a strategy opens itself (a
+	// parameter server's): a peer that cannot prove it holds Token is
+	// refused before it can send anything.
+	JobID string
+	Token []byte
 	// Logf, if set, receives diagnostic lines.
 	Logf func(format string, args ...any)
 }

@@ -113,7 +113,12 @@ type ServerConfig struct {
 	// ShapeConn, if set, shapes the server's connections to the job's
 	// network, as the workers' transport shapes theirs.
 	ShapeConn func(net.Conn) net.Conn
-	Logf      func(format string, args ...any)
+	// JobID and Token are the job's, as every worker has them
+	// (Config.JobID, Config.Token): a server serves only peers that prove
+	// they hold Token.
+	JobID string
+	Token []byte
+	Logf  func(format string, args ...any)
 }
 
 // Servers is an optional interface for strategies that run processes beside

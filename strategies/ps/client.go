@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // serverKey is the store key a server publishes its host:port under.
@@ -23,6 +26,11 @@ type serverConn struct {
 	size  int    // the world's size
 	// shape, if set, shapes the connection to the job's network.
 	shape func(net.Conn) net.Conn
+	// creds authenticate the connection; peerTimeout is its liveness
+	// bound; timeout is the operation timeout, which sizes a why's budget.
+	creds       credentials.TransportCredentials
+	peerTimeout time.Duration
+	timeout     time.Duration
 
 	ready chan struct{} // closed once addr, cc and err are set
 	addr  string
@@ -49,7 +57,11 @@ func (c *serverConn) errorf(op string, err error) error {
 	if errors.As(err, &se) && se.Index == c.index {
 		return err
 	}
-	return &ServerError{Index: c.index, Addr: c.addr, Op: op, Err: rpcErr(err)}
+	err = rpcErr(err)
+	if re, ok := err.(*RPCError); ok && strings.Contains(re.Message, "keepalive ping failed to receive ACK") {
+		re.Message = fmt.Sprintf("nothing, not even a keepalive ack, came from the server for the peer timeout of %v: its process is stopped, or its host gone (%s)", c.peerTimeout, re.Message)
+	}
+	return &ServerError{Index: c.index, Addr: c.addr, Op: op, Err: err}
 }
 
 // connect finds the server's address in the store, dials it and checks, by
@@ -65,7 +77,7 @@ func (c *serverConn) connect(ctx context.Context, store collective.Store) {
 		return
 	}
 	c.addr = string(v)
-	cc, err := grpc.NewClient("passthrough:///"+c.addr, dialOptions(c.shape)...)
+	cc, err := grpc.NewClient("passthrough:///"+c.addr, dialOptions(c.creds, c.peerTimeout, c.shape)...)
 	if err != nil {
 		c.err = c.errorf("dial", err)
 		return
@@ -105,9 +117,10 @@ func (c *serverConn) push(ctx context.Context, h header, pieces []piece) error {
 	if c.local != nil {
 		return c.errorf("push", c.local.localPush(ctx, h, pieces))
 	}
+	start := time.Now()
 	stream, err := c.cc.NewStream(ctx, &serviceDesc.Streams[pushStreamIx], methodPush)
 	if err != nil {
-		return c.errorf("push", err)
+		return c.explain(ctx, "push", &h, start, err)
 	}
 	f := frame{h: h}
 	for _, p := range pieces {
@@ -117,17 +130,17 @@ func (c *serverConn) push(ctx context.Context, h header, pieces []piece) error {
 				var ack frame
 				err = stream.RecvMsg(&ack)
 			}
-			return c.errorf("push", err)
+			return c.explain(ctx, "push", &h, start, err)
 		}
 	}
 	if err := stream.CloseSend(); err != nil {
-		return c.errorf("push", err)
+		return c.explain(ctx, "push", &h, start, err)
 	}
 	// The acknowledgement comes after the server has taken every piece, so
 	// gRPC has finished reading the caller's memory.
 	var ack frame
 	if err := stream.RecvMsg(&ack); err != nil {
-		return c.errorf("push", err)
+		return c.explain(ctx, "push", &h, start, err)
 	}
 	ack.release()
 	return nil
@@ -142,19 +155,20 @@ func (c *serverConn) pull(ctx context.Context, h header, dst []byte) error {
 	if c.local != nil {
 		return c.errorf("pull", c.local.localPull(ctx, h, dst))
 	}
+	start := time.Now()
 	stream, err := c.cc.NewStream(ctx, &serviceDesc.Streams[pullStreamIx], methodPull)
 	if err != nil {
-		return c.errorf("pull", err)
+		return c.explain(ctx, "pull", &h, start, err)
 	}
 	if err := stream.SendMsg(&frame{h: h}); err != nil {
 		if err == io.EOF {
 			var f frame
 			err = stream.RecvMsg(&f)
 		}
-		return c.errorf("pull", err)
+		return c.explain(ctx, "pull", &h, start, err)
 	}
 	if err := stream.CloseSend(); err != nil {
-		return c.errorf("pull", err)
+		return c.explain(ctx, "pull", &h, start, err)
 	}
 	var f frame
 	next, end := h.offset, h.offset+h.length
@@ -164,7 +178,7 @@ func (c *serverConn) pull(ctx context.Context, h header, dst []byte) error {
 			break
 		}
 		if err != nil {
-			return c.errorf("pull", err)
+			return c.explain(ctx, "pull", &h, start, err)
 		}
 		err = c.checkPiece(&f, h.kind, next, end)
 		if err == nil {

@@ -38,6 +38,12 @@ type frame struct {
 	in   mem.BufferSlice
 	segs [][]byte
 	hdr  [headerSize + maxName]byte
+
+	// lenient: a malformed header is not an error of the call but a
+	// message to refuse: Unmarshal sets bad instead of failing, so that a
+	// server can tell a malformed message from a worker that went away.
+	lenient bool
+	bad     error
 }
 
 // payloadLen is the number of payload bytes received.
@@ -76,6 +82,7 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return fmt.Errorf("ps: codec cannot unmarshal into %T", v)
 	}
 	f.release()
+	f.bad = nil
 	// The header may straddle buffers: gather up to its maximum size.
 	n := 0
 	for _, b := range data {
@@ -86,6 +93,10 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	h, size, err := decodeHeader(f.hdr[:n])
 	if err != nil {
+		if f.lenient {
+			f.h, f.bad = header{}, err
+			return nil
+		}
 		return err
 	}
 	f.h = h

@@ -49,6 +49,20 @@
 // workers push; the option "staleness" selects synchronous (0) or
 // asynchronous, bounded-staleness training. See ParamServer.
 //
+// # Who may connect
+//
+// Every connection to a server opens with the project's handshake
+// (internal/wire, HMAC over the job token, as the mesh's), run by gRPC
+// transport credentials before HTTP/2 starts: a process without the job's
+// token (Config.Token, ServerConfig.Token, which every worker and server
+// must have) is refused before it can send an RPC, and the token never
+// crosses the wire. The handshake proves a worker's rank; a message that
+// claims another is refused. A message that breaks the protocol (a header
+// that does not decode, a range outside its shard, more contributions
+// than workers, a shard larger than the machine's memory) is refused with
+// an error naming its sender, and fails the job only if the stream that
+// carried it had already changed the server's state.
+//
 // # Failure
 //
 // Every RPC runs under the operation's deadline (Config.Timeout). A server
@@ -57,12 +71,45 @@
 // naming the server's index and host:port. A worker whose operation fails
 // first tells every other server why (an Abort RPC), then cancels its
 // streams; a server that learns of a failure — an abort, a stream broken
-// mid-way, a round whose workers disagree — latches it and fails everything
-// waiting on it and everything asked of it later, so every worker fails
-// promptly with an error that leads back to the cause, as core's transport
-// abort does for the mesh. Servers stop once every worker has said goodbye
-// (Close), or for colocated servers one operation timeout after their own
-// worker closed at the latest.
+// mid-way, a round whose workers disagree, a worker's connection that ends
+// before its goodbye — latches it and fails everything waiting on it and
+// everything asked of it later, so every worker fails promptly with an
+// error that leads back to the cause, as core's transport abort does for
+// the mesh. Servers stop once every worker has said goodbye (Close), or
+// for colocated servers one operation timeout after their own worker
+// closed at the latest.
+//
+// A wait that reaches the deadline says what it waited for: which ranks
+// have pushed the round and, for a reduction over every worker, which
+// have not, with their addresses. A server answers so just before the
+// deadline; if that answer cannot reach the worker in time (a request that
+// arrived late), the worker asks the server (a Why RPC) within half the
+// timeout, at most 1 s, and a server that does not answer then is named as
+// stopped or stuck.
+//
+// # Liveness
+//
+// A stopped process (SIGSTOP, a hung host) and a starved one (a saturated
+// CPU) look alike to TCP, whose kernel acknowledges data for both. They
+// differ in gRPC's HTTP/2 pings, which user-space goroutines answer: late
+// when starved, never when stopped. Both ends ping a connection silent for
+// 10 s and declare the peer dead once nothing, not even the ack, has come
+// for the peer timeout (option peer-timeout, default 60 s, at least 20 s),
+// which leaves a starved process 50 s (10 s at least) to answer. Bounds:
+//
+//   - a stopped or vanished server: every worker with a call to it fails
+//     within the peer timeout of the server's last frame, with an error
+//     naming the server and its address; the others learn it through the
+//     abort of the first. Within the operation's timeout instead, plus the
+//     why's second, where that is shorter.
+//   - a stopped worker: each server closes its connection within the peer
+//     timeout of its last frame (and the second or two gRPC gives a
+//     connection to drain before it closes it) and fails the job naming
+//     the worker's rank and address, whether or not one of its calls was
+//     in flight; within
+//     the operation's timeout where that is shorter, naming it as a rank
+//     the round still waits for where the round is a reduction over every
+//     worker.
 //
 // # Wire format and gRPC settings
 //
@@ -91,26 +138,28 @@
 //     that, unlike gRPC's default, does not zero buffers it hands out
 //     (gRPC fills each one from the wire before anyone reads it): zeroing
 //     cost a tenth of the CPU time of a large allreduce.
-//   - Keepalive: clients ping after 10 s without traffic and give up 5 s
-//     later, even with no RPC in flight, so a host that vanishes without a
-//     reset is noticed; servers allow pings every 5 s, so they never answer
-//     with GOAWAY "too_many_pings". An operation's deadline bounds any wait
-//     sooner.
+//   - Keepalive: see Liveness. Servers allow pings every 5 s, so they never
+//     answer with GOAWAY "too_many_pings"; a client channel never idles
+//     (gRPC's default closes an idle connection after 30 minutes, which a
+//     server would take for its worker's death).
 //   - At most 1024 concurrent streams per connection; retries are off (a
 //     collective cannot be retried by one rank alone, and a retry would
 //     replay a payload gRPC had to keep a copy of).
-//   - No TLS: like the TCP transport, the servers are meant for the job's
-//     own network; bind them to it (host option, ServerConfig.ListenHost).
+//   - Credentials: the handshake (see Who may connect), no TLS: like the
+//     TCP transport, the servers are meant for the job's own network,
+//     whose traffic the handshake authenticates but does not encrypt;
+//     bind them to it (host option, ServerConfig.ListenHost).
 //
 // Chunks of 1 MiB (option "chunk") keep per-message costs small against
 // the copy while a large tensor still pipelines in dozens of chunks.
 //
 // # Options
 //
-//	servers    number of servers k; default: one per worker
-//	placement  colocated (default) or dedicated
-//	staleness  training: 0 synchronous (default), s > 0 bounded staleness
-//	chunk      streaming unit, 64B to 16MiB; default 1MiB
-//	partition  smallest piece a tensor is split into across servers; default 256KiB
-//	host       address colocated servers listen on; default 127.0.0.1
+//	servers       number of servers k; default: one per worker
+//	placement     colocated (default) or dedicated
+//	staleness     training: 0 synchronous (default), s > 0 bounded staleness
+//	chunk         streaming unit, 64B to 16MiB; default 1MiB
+//	partition     smallest piece a tensor is split into across servers; default 256KiB
+//	host          address colocated servers listen on; default 127.0.0.1
+//	peer-timeout  a peer silent this long, keepalive acks included, is dead; default 60s
 package ps

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/strategies/ps"
 )
 
@@ -84,26 +87,91 @@ func TestServerDeathNamesServer(t *testing.T) {
 	}
 }
 
-// TestDeadlineNamesWhatIsMissing has a worker miss a collective: the others
-// fail at their deadline, saying what they waited for and who had pushed.
-func TestDeadlineNamesWhatIsMissing(t *testing.T) {
-	comms := colocatedWorld(t, 3, nil, 500*time.Millisecond)
-	defer closeAll(comms)
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for r := range 2 {
-		wg.Go(func() {
-			errs[r] = comms[r].AllReduce(context.Background(), collective.NewTensor(collective.Int32, 10), collective.Sum)
-		})
+// slowConns shapes the servers' connections so that every write waits for
+// delay first, once it is set: requests and answers that arrive late, as on
+// a loaded machine, deterministically.
+type slowConns struct {
+	collective.Transport
+	delay *atomic.Int64 // nanoseconds
+}
+
+func (s slowConns) ShapeConn(c net.Conn) net.Conn { return &slowConn{c, s.delay} }
+
+type slowConn struct {
+	net.Conn
+	delay *atomic.Int64
+}
+
+func (c *slowConn) Write(b []byte) (int, error) {
+	if d := c.delay.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
 	}
-	wg.Wait()
-	for r, err := range errs {
-		if err == nil {
-			t.Fatalf("rank %d: allreduce without rank 2 succeeded", r)
-		}
-		t.Logf("rank %d: %v", r, err)
-		if !strings.Contains(err.Error(), "ranks [0 1]") && !strings.Contains(err.Error(), "aborted") {
-			t.Errorf("rank %d: error does not say who pushed: %v", r, err)
-		}
+	return c.Conn.Write(b)
+}
+
+// TestDeadlineNamesWhatIsMissing has a worker miss a collective: the others
+// fail at their deadline, saying what they waited for, who had pushed and
+// who had not, and where that one is. When the server's account of the
+// wait cannot reach a worker before the worker's own deadline (requests
+// that reached the server late), the worker asks the server for it.
+func TestDeadlineNamesWhatIsMissing(t *testing.T) {
+	// A timeout that the connections and a first allreduce meet at 10x
+	// slowdown; the late case delays every write by more than the margin
+	// by which a server answers before the deadline (timeout/20), and by
+	// less than half of what the worker then gives the server to answer
+	// (1 s).
+	const timeout = 2 * time.Second
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+	}{
+		{"prompt", 0},
+		{"late requests", 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 3
+			var delay atomic.Int64
+			mem := transport.NewMemWorld(n, transport.MemOptions{})
+			trs := make([]collective.Transport, n)
+			for r := range trs {
+				trs[r] = slowConns{mem[r], &delay}
+			}
+			comms := colocatedWorldOver(t, newMemStore(), trs, nil, timeout)
+			defer closeAll(comms)
+			// Every worker connects, says hello and completes a first
+			// allreduce while nothing is slow.
+			var wg sync.WaitGroup
+			for r := range n {
+				wg.Go(func() {
+					if err := comms[r].AllReduce(t.Context(), collective.NewTensor(collective.Int32, 10), collective.Sum); err != nil {
+						t.Errorf("rank %d: first allreduce: %v", r, err)
+					}
+				})
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			delay.Store(int64(tc.delay))
+			errs := make([]error, 2)
+			for r := range 2 {
+				wg.Go(func() {
+					errs[r] = comms[r].AllReduce(context.Background(), collective.NewTensor(collective.Int32, 10), collective.Sum)
+				})
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err == nil {
+					t.Fatalf("rank %d: allreduce without rank 2 succeeded", r)
+				}
+				t.Logf("rank %d: %v", r, err)
+				if !errors.Is(err, collective.ErrTimeout) && !strings.Contains(err.Error(), "aborted") {
+					t.Errorf("rank %d: neither a timeout nor another rank's abort: %v", r, err)
+				}
+				if !strings.Contains(err.Error(), "pushes began from ranks [0 1]") || !strings.Contains(err.Error(), "none yet from rank 2 (127.0.0.1:") {
+					t.Errorf("rank %d: error does not say who pushed and who did not: %v", r, err)
+				}
+			}
+		})
 	}
 }

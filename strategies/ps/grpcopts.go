@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/keepalive"
 )
@@ -27,15 +27,21 @@ const (
 	writeBuffer = 1 << 20
 	readBuffer  = 512 << 10
 
-	// keepaliveTime and keepaliveTimeout: a peer that stops answering
-	// pings (a host gone, a cable cut: no RST arrives) is declared dead
-	// after about 15 s even when no RPC is in flight; an operation's own
-	// deadline bounds it sooner. The server accepts pings as frequent as
-	// keepaliveMinTime, below the client's interval, so it never answers
-	// them with GOAWAY "too_many_pings".
+	// Liveness. Both sides ping a connection that has been silent for
+	// keepaliveTime (gRPC's floor for clients) and declare the peer dead
+	// once nothing, not even the ping's ack, has arrived for the peer
+	// timeout. gRPC acks pings from user-space goroutines: a CPU-starved
+	// process acks late, a stopped one never, and the kernel's TCP acks
+	// say nothing of either. So the ack's grace must outlast any
+	// starvation: the old 5 s failed live servers on a loaded machine.
+	// The server accepts pings as frequent as keepaliveMinTime, below the
+	// interval, so it never answers them with GOAWAY "too_many_pings".
 	keepaliveTime    = 10 * time.Second
-	keepaliveTimeout = 5 * time.Second
 	keepaliveMinTime = 5 * time.Second
+	// DefaultPeerTimeout is the default of the option peer-timeout.
+	DefaultPeerTimeout = 60 * time.Second
+	minPeerTimeout     = 2 * keepaliveTime
+	maxPeerTimeout     = time.Hour
 
 	// maxStreams bounds concurrent RPCs per connection: a worker has at
 	// most a push and a pull per server per communicator in flight, plus
@@ -43,8 +49,11 @@ const (
 	maxStreams = 1024
 )
 
-func serverOptions() []grpc.ServerOption {
+// serverOptions are a server's: creds authenticate every connection,
+// peerTimeout is the liveness bound.
+func serverOptions(creds credentials.TransportCredentials, peerTimeout time.Duration) []grpc.ServerOption {
 	return []grpc.ServerOption{
+		grpc.Creds(creds),
 		grpc.ForceServerCodecV2(rawCodec{}),
 		experimental.BufferPool(framePool),
 		grpc.MaxRecvMsgSize(maxMessage),
@@ -54,15 +63,14 @@ func serverOptions() []grpc.ServerOption {
 		grpc.WriteBufferSize(writeBuffer),
 		grpc.ReadBufferSize(readBuffer),
 		grpc.MaxConcurrentStreams(maxStreams),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: peerTimeout - keepaliveTime}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
 	}
 }
 
-func dialOptions(shape func(net.Conn) net.Conn) []grpc.DialOption {
+func dialOptions(creds credentials.TransportCredentials, peerTimeout time.Duration, shape func(net.Conn) net.Conn) []grpc.DialOption {
 	opts := []grpc.DialOption{
-		// Within one job's network, as the TCP transport; see doc.go.
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(
 			grpc.ForceCodecV2(rawCodec{}),
 			grpc.MaxCallRecvMsgSize(maxMessage),
@@ -77,7 +85,10 @@ func dialOptions(shape func(net.Conn) net.Conn) []grpc.DialOption {
 		// retries would replay it from a buffer gRPC keeps, and a collective
 		// cannot be retried by one rank alone anyway.
 		grpc.WithDisableRetry(),
-		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: peerTimeout - keepaliveTime, PermitWithoutStream: true}),
+		// An idle channel would close its connection after 30 minutes,
+		// which the server would take for the worker's death.
+		grpc.WithIdleTimeout(0),
 	}
 	if shape != nil {
 		// Shaped like the job's network, as the mesh's own links are.

@@ -22,7 +22,8 @@ import (
 //	  8    4  rank: the sending worker's global rank; a server's index in replies
 //	 12    4  contrib: contributions per element (pushes); worker count (hello, init)
 //	 16    4  chunk: the shard's chunk grid in bytes
-//	 20    4  aux: staleness (init), expected server index (hello)
+//	 20    4  aux: staleness (init), expected server index (hello), the
+//	             kind of the call that timed out (why)
 //	 24    8  group: the communicator's identity (collectives)
 //	 32    8  seq: the collective's sequence number, or the training step (signed)
 //	 40    8  shard: bytes of the server's piece of the tensor
@@ -40,6 +41,7 @@ const (
 	magic      = 'P' | 'S'<<8
 	// version 2: the learning rate moved from init to every gradient push
 	// (a version-1 worker's pushes would carry none, and train at rate 0).
+	// The kind why came with the handshake, which no earlier build passes.
 	version = 2
 
 	// maxName bounds a training key.
@@ -70,12 +72,13 @@ const (
 	kindInit                   // worker → server: initial parameters of a training key
 	kindGrad                   // worker → server: a piece of a gradient
 	kindParams                 // worker → server: a parameter pull; server → worker: a piece of it
+	kindWhy                    // worker → server: what did my timed-out call wait for? (ack payload: the answer)
 	kindEnd                    // one past the last kind
 )
 
 var kindNames = [...]string{
 	kindHello: "hello", kindBye: "bye", kindAbort: "abort", kindAck: "ack", kindPush: "push",
-	kindPull: "pull", kindInit: "init", kindGrad: "grad", kindParams: "params",
+	kindPull: "pull", kindInit: "init", kindGrad: "grad", kindParams: "params", kindWhy: "why",
 }
 
 func (k kind) String() string {
@@ -214,9 +217,16 @@ func (h *header) check() error {
 		return fmt.Errorf("ps: %s: learning rate %v or momentum %v not finite", h.kind, h.lr, h.momentum)
 	}
 	switch h.kind {
-	case kindAbort:
+	case kindAbort, kindAck:
+		// An ack's payload is the answer to a why, if any.
 		if h.length > maxAbortText {
-			return fmt.Errorf("ps: abort reason of %d bytes exceeds the limit of %d", h.length, maxAbortText)
+			return fmt.Errorf("ps: %s text of %d bytes exceeds the limit of %d", h.kind, h.length, maxAbortText)
+		}
+	case kindWhy:
+		switch kind(h.aux) {
+		case kindPush, kindPull, kindInit, kindGrad, kindParams:
+		default:
+			return fmt.Errorf("ps: why about a %s call (accepted: push, pull, init, grad, params)", kind(h.aux))
 		}
 	case kindPush, kindPull, kindInit, kindGrad, kindParams:
 		return h.checkData()

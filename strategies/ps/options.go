@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/distbench/distbench/internal/units"
 )
@@ -28,18 +29,19 @@ const (
 )
 
 type options struct {
-	servers   int // 0: as many as workers
-	placement string
-	staleness int
-	chunk     int
-	partition int
-	host      string
+	servers     int // 0: as many as workers
+	placement   string
+	staleness   int
+	chunk       int
+	partition   int
+	host        string
+	peerTimeout time.Duration
 }
 
-const accepted = "servers, placement, staleness, chunk, partition, host"
+const accepted = "servers, placement, staleness, chunk, partition, host, peer-timeout"
 
 func parseOptions(opts map[string]string) (options, error) {
-	o := options{placement: colocated, chunk: DefaultChunk, partition: DefaultPartition, host: "127.0.0.1"}
+	o := options{placement: colocated, chunk: DefaultChunk, partition: DefaultPartition, host: "127.0.0.1", peerTimeout: DefaultPeerTimeout}
 	for k, v := range opts {
 		switch k {
 		case "servers":
@@ -80,6 +82,12 @@ func parseOptions(opts map[string]string) (options, error) {
 				return o, fmt.Errorf("option host=%q: want an IP address to listen on", v)
 			}
 			o.host = v
+		case "peer-timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < minPeerTimeout || d > maxPeerTimeout {
+				return o, fmt.Errorf("option peer-timeout=%q: want a duration from %v to %v", v, minPeerTimeout, maxPeerTimeout)
+			}
+			o.peerTimeout = d
 		default:
 			return o, fmt.Errorf("unknown option %q (accepted: %s)", k, accepted)
 		}

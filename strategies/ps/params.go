@@ -30,6 +30,7 @@ const maxAhead = 8
 // are bounded instead: a pull at step t waits until the slowest worker has
 // pushed step t−s (stale synchronous parallel).
 type paramShard struct {
+	srv       *server
 	name      string
 	desc      header // shard, workers, staleness, momentum: agreed by every init
 	shard     int    // bytes
@@ -102,7 +103,12 @@ func (s *server) paramShard(h *header) (*paramShard, error) {
 		if h.contrib == 0 || int(h.contrib) != s.workers {
 			return nil, fmt.Errorf("%w: key %q: init for %d workers on a server of a %d-worker job", collective.ErrMismatch, h.name, h.contrib, s.workers)
 		}
+		// Parameters and momenta, kept until the server stops.
+		if err := s.reserve(2*int(h.shard), fmt.Sprintf("key %q", h.name)); err != nil {
+			return nil, err
+		}
 		p = newParamShard(h)
+		p.srv = s
 		s.params[h.name] = p
 		return p, nil
 	}
@@ -124,20 +130,28 @@ func (s *server) acceptParams(st *pushState, h *header, segs [][]byte) error {
 		if err != nil {
 			return err
 		}
-		st.p, st.step = p, h.seq
 		if h.kind == kindGrad {
 			if err := p.beginStep(h); err != nil {
 				return err
 			}
+			st.applied = true
 		}
+		st.p, st.step = p, h.seq
 	} else if h.name != st.p.name || h.seq != st.step {
 		return fmt.Errorf("a push stream for key %q step %d switched to key %q step %d", st.p.name, st.step, h.name, h.seq)
 	}
-	st.bytes += int(h.length)
+	var err error
 	if h.kind == kindInit {
-		return st.p.putInit(h, segs)
+		err = st.p.putInit(h, segs)
+	} else {
+		err = st.p.putGrad(h, segs)
 	}
-	return st.p.putGrad(h, segs)
+	if err != nil {
+		return err
+	}
+	st.bytes += int(h.length)
+	st.applied = st.applied || h.length > 0
+	return nil
 }
 
 func (p *paramShard) fail(err error) {
@@ -201,6 +215,9 @@ func (p *paramShard) putInit(h *header, segs [][]byte) error {
 	if p.inited() {
 		return fmt.Errorf("%w: key %q is already initialised", collective.ErrInvalid, p.name)
 	}
+	if p.initBytes+int(h.length) > p.shard {
+		return fmt.Errorf("%w: key %q: initial values beyond the shard's %d bytes (a piece sent twice?)", collective.ErrInvalid, p.name, p.shard)
+	}
 	copySegs(p.pb[h.offset:h.offset+h.length], segs)
 	p.initBytes += int(h.length)
 	if p.inited() {
@@ -249,17 +266,20 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 	}
 	st := p.steps[h.seq]
 	if st == nil {
+		if err := p.srv.reserve(p.shard, fmt.Sprintf("key %q step %d", p.name, h.seq)); err != nil {
+			return err
+		}
 		st = &gradStep{sum: make([]float32, p.shard/4), lr: h.lr, rank: h.rank}
 		p.steps[h.seq] = st
 	} else if h.lr != st.lr {
 		return fmt.Errorf("%w: key %q step %d: rank %d pushed learning rate %g, rank %d pushed %g (every worker's gradient of a step must carry the same rate)",
 			collective.ErrMismatch, p.name, h.seq, h.rank, h.lr, st.rank, st.lr)
 	}
-	reduceSegs(collective.Float32, collective.Sum, f32bytes(st.sum[lo:lo+n]), segs)
-	st.bytes += int(h.length)
-	if st.bytes > p.workers*p.shard {
+	if st.bytes+int(h.length) > p.workers*p.shard {
 		return fmt.Errorf("key %q step %d: more gradient bytes than %d workers send", p.name, h.seq, p.workers)
 	}
+	reduceSegs(collective.Float32, collective.Sum, f32bytes(st.sum[lo:lo+n]), segs)
+	st.bytes += int(h.length)
 	// Apply every complete step in order.
 	for {
 		st := p.steps[p.applied]
@@ -268,6 +288,7 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 		}
 		p.sgd(0, st.sum, float32(p.workers), st.lr)
 		delete(p.steps, p.applied)
+		p.srv.unreserve(p.shard)
 		p.applied++
 		p.notify()
 	}
@@ -304,6 +325,20 @@ func (p *paramShard) finish(ctx context.Context, st *pushState) error {
 	return nil
 }
 
+// waitingFor says what a pull of step need waits for; p.mu is held.
+func (p *paramShard) waitingFor(need int64) string {
+	if !p.inited() {
+		return fmt.Sprintf("the initial values of key %q (%d of %d bytes arrived)", p.name, p.initBytes, p.shard)
+	}
+	var late []int
+	for w, t := range p.pushed {
+		if p.staleness == 0 && p.next[w] <= need || p.staleness > 0 && t < need {
+			late = append(late, w)
+		}
+	}
+	return fmt.Sprintf("key %q: every worker's step %d (staleness %d; through step %d; behind: ranks %v)", p.name, need, p.staleness, p.through(), late)
+}
+
 // through is the last step whose every worker's gradient is applied.
 func (p *paramShard) through() int64 {
 	if p.staleness == 0 {
@@ -312,36 +347,31 @@ func (p *paramShard) through() int64 {
 	return slices.Min(p.pushed)
 }
 
-// pullParams streams [h.offset, h.offset+h.length) of the parameters once
-// every worker's gradients up to step h.seq − staleness are applied. emit
-// owns each piece and returns it to mem.DefaultBufferPool.
-func (s *server) pullParams(ctx context.Context, h *header, emit func(lo int, b *[]byte) error) error {
+// paramsFor returns the shard of a training key that a parameter pull
+// asks for.
+func (s *server) paramsFor(h *header) (*paramShard, error) {
 	s.mu.Lock()
 	p := s.params[h.name]
 	failure := s.failure
 	s.mu.Unlock()
 	if failure != nil {
-		return failure
+		return nil, failure
 	}
 	if p == nil {
-		return fmt.Errorf("%w: key %q has not been initialised on server %d (call InitParams first)", collective.ErrInvalid, h.name, s.index)
+		return nil, fmt.Errorf("%w: key %q has not been initialised on server %d (call InitParams first)", collective.ErrInvalid, h.name, s.index)
 	}
 	if h.shard != p.desc.shard {
-		return fmt.Errorf("%w: key %q: rank %d addresses a %d-byte shard, but it holds %d", collective.ErrMismatch, h.name, h.rank, h.shard, p.desc.shard)
+		return nil, fmt.Errorf("%w: key %q: rank %d addresses a %d-byte shard, but it holds %d", collective.ErrMismatch, h.name, h.rank, h.shard, p.desc.shard)
 	}
+	return p, nil
+}
+
+// pullParams streams [h.offset, h.offset+h.length) of p's parameters once
+// every worker's gradients up to step h.seq − staleness are applied. emit
+// owns each piece and returns it to mem.DefaultBufferPool.
+func (s *server) pullParams(ctx context.Context, p *paramShard, h *header, emit func(lo int, b *[]byte) error) error {
 	need := h.seq - int64(p.staleness)
-	err := p.wait(ctx, func() bool { return p.inited() && p.through() >= need }, func() string {
-		if !p.inited() {
-			return fmt.Sprintf("the initial values of key %q", p.name)
-		}
-		var late []int
-		for w, t := range p.pushed {
-			if p.staleness == 0 && p.next[w] <= need || p.staleness > 0 && t < need {
-				late = append(late, w)
-			}
-		}
-		return fmt.Sprintf("key %q: every worker's step %d (staleness %d; through step %d; behind: ranks %v)", p.name, need, p.staleness, p.through(), late)
-	})
+	err := p.wait(ctx, func() bool { return p.inited() && p.through() >= need }, func() string { return p.waitingFor(need) })
 	if err != nil {
 		return err
 	}

@@ -98,11 +98,15 @@ func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
 	case cfg.Store == nil:
 		return fmt.Errorf("%s: server %d: needs the job's rendezvous store to publish its address", Name, cfg.Index)
 	}
+	auth := handshakeWorld(cfg.JobID, cfg.Token, cfg.Workers+cfg.Index, cfg.Workers, k)
+	if err := auth.Validate(); err != nil {
+		return fmt.Errorf("%s: server %d refuses any client that cannot prove it holds the job token (ServerConfig.Token): %w", Name, cfg.Index, err)
+	}
 	host := cfg.ListenHost
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	s := newServer(cfg.Index, cfg.Workers, cfg.Logf)
+	s := newServer(cfg.Index, cfg.Workers, auth, o.peerTimeout, cfg.Logf)
 	s.shape = cfg.ShapeConn
 	if err := s.listen(host); err != nil {
 		return err

@@ -21,6 +21,12 @@ import (
 // newMemStore is the rendezvous store the in-process worlds of these tests share.
 func newMemStore() *rendezvous.MemStore { return rendezvous.NewMemStore() }
 
+// The job's identity and secret, which every worker and server of a test
+// world is given, as a launcher gives them.
+const testJob = "ps-test"
+
+var testToken = []byte("ps-test-token")
+
 // testOptions cut tensors into small pieces over every server and stream
 // them in small chunks, so that modest counts exercise sharding, chunking
 // and pipelining.
@@ -34,12 +40,23 @@ func testOptions(extra map[string]string) map[string]string {
 // the in-memory transport (send and receive) and gRPC on loopback.
 func colocatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Duration) []collective.Comm {
 	t.Helper()
-	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n)})
-	store := newMemStore()
+	mem := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n)})
+	trs := make([]collective.Transport, n)
+	for r := range trs {
+		trs[r] = mem[r]
+	}
+	return colocatedWorldOver(t, newMemStore(), trs, opts, timeout)
+}
+
+// colocatedWorldOver is colocatedWorld over the given transports and store.
+func colocatedWorldOver(t testing.TB, store collective.Store, trs []collective.Transport, opts map[string]string, timeout time.Duration) []collective.Comm {
+	t.Helper()
+	n := len(trs)
 	comms := make([]collective.Comm, n)
 	for r := range n {
 		c, err := collective.New(context.Background(), ps.Name, collective.Config{
 			Rank: r, Size: n, Transport: trs[r], Store: store, Options: opts, Timeout: timeout,
+			JobID: testJob, Token: testToken,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +117,7 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 		go func() {
 			errs <- servers.Serve(ctx, collective.ServerConfig{
 				Index: i, Count: k, Workers: n, Store: d.store, Timeout: timeout, Options: opts,
+				JobID: testJob, Token: testToken,
 			})
 		}()
 	}
@@ -132,6 +150,7 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 	for r := range n {
 		c, err := collective.New(context.Background(), ps.Name, collective.Config{
 			Rank: r, Size: n, Transport: trs[r], Store: d.store, Options: opts, Timeout: timeout,
+			JobID: testJob, Token: testToken,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -192,6 +211,10 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"chunk": "1GiB"}, false},
 		{map[string]string{"partition": "0"}, false},
 		{map[string]string{"host": "not a host"}, false},
+		{map[string]string{"peer-timeout": "45s"}, true},
+		{map[string]string{"peer-timeout": "5s"}, false}, // leaves a starved peer too little time
+		{map[string]string{"peer-timeout": "2h"}, false},
+		{map[string]string{"peer-timeout": "soon"}, false},
 		{map[string]string{"algo": "tree"}, false},
 	} {
 		c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Options: tc.opts})
@@ -238,14 +261,16 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	servers := s.(collective.Servers)
 	store := newMemStore()
 	ded := map[string]string{"placement": "dedicated"}
+	tok := testToken
 	for name, cfg := range map[string]collective.ServerConfig{
-		"colocated":        {Index: 0, Count: 2, Workers: 2, Store: store},
-		"count mismatch":   {Index: 0, Count: 3, Workers: 2, Store: store, Options: ded},
-		"index too large":  {Index: 2, Count: 2, Workers: 2, Store: store, Options: ded},
-		"no store":         {Index: 0, Count: 2, Workers: 2, Options: ded},
-		"no workers":       {Index: 0, Count: 0, Workers: 0, Store: store, Options: ded},
-		"unknown option":   {Index: 0, Count: 2, Workers: 2, Store: store, Options: map[string]string{"placement": "dedicated", "x": "1"}},
-		"unusable address": {Index: 0, Count: 2, Workers: 2, Store: store, Options: ded, ListenHost: "192.0.2.1"},
+		"colocated":        {Index: 0, Count: 2, Workers: 2, Store: store, Token: tok},
+		"count mismatch":   {Index: 0, Count: 3, Workers: 2, Store: store, Options: ded, Token: tok},
+		"index too large":  {Index: 2, Count: 2, Workers: 2, Store: store, Options: ded, Token: tok},
+		"no store":         {Index: 0, Count: 2, Workers: 2, Options: ded, Token: tok},
+		"no workers":       {Index: 0, Count: 0, Workers: 0, Store: store, Options: ded, Token: tok},
+		"unknown option":   {Index: 0, Count: 2, Workers: 2, Store: store, Options: map[string]string{"placement": "dedicated", "x": "1"}, Token: tok},
+		"unusable address": {Index: 0, Count: 2, Workers: 2, Store: store, Options: ded, ListenHost: "192.0.2.1", Token: tok},
+		"no token":         {Index: 0, Count: 2, Workers: 2, Store: store, Options: ded},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		err := servers.Serve(ctx, cfg)
@@ -260,23 +285,25 @@ func TestServeRefusesBadConfig(t *testing.T) {
 
 // TestHelloRefusesAnotherJob points workers at a server of a job of
 // another size (as a stale address in a reused store would): the first
-// operation fails, naming the server and the disagreement.
+// operation fails, naming the server and the disagreement, which the
+// handshake finds before the hello is sent.
 func TestHelloRefusesAnotherJob(t *testing.T) {
 	s, _ := collective.Lookup(ps.Name)
 	store := newMemStore()
 	opts := map[string]string{"placement": "dedicated", "servers": "1"}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go s.(collective.Servers).Serve(ctx, collective.ServerConfig{Index: 0, Count: 1, Workers: 3, Store: store, Options: opts})
-	c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Store: store, Options: opts, Timeout: 10 * time.Second})
+	go s.(collective.Servers).Serve(ctx, collective.ServerConfig{Index: 0, Count: 1, Workers: 3, Store: store, Options: opts, JobID: testJob, Token: testToken})
+	c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Store: store, Options: opts, Timeout: 10 * time.Second, JobID: testJob, Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	err = c.(ps.ParamServer).InitParams(t.Context(), "w", []float32{1}, ps.SGD{})
 	var se *ps.ServerError
-	if !errors.As(err, &se) || se.Index != 0 || se.Op != "hello" || !strings.Contains(err.Error(), "3-worker job") {
-		t.Fatalf("got %v, want a hello error from server 0 about a 3-worker job", err)
+	if !errors.As(err, &se) || se.Index != 0 || se.Op != "hello" || !strings.Contains(err.Error(), "world size mismatch") ||
+		!strings.Contains(err.Error(), "job of another size") {
+		t.Fatalf("got %v, want a hello error from server 0 about a job of another size", err)
 	}
 	t.Log(err)
 }

@@ -51,6 +51,7 @@ type round struct {
 	err     error
 	pulled  uint64
 	pushers []uint32 // ranks whose pushes have begun, for diagnostics
+	pushed  []uint32 // ranks whose pushes have ended
 
 	// refs is 1 while the round is live, plus one per accumulator buffer
 	// lent to gRPC for a pull; at zero the accumulator returns to the pool.
@@ -109,11 +110,21 @@ func (r *round) noteRank(rank uint32) {
 	r.mu.Unlock()
 }
 
+// noteDone records that rank's push has delivered all it had for this server.
+func (r *round) noteDone(rank uint32) {
+	r.mu.Lock()
+	r.pushed = append(r.pushed, rank)
+	r.mu.Unlock()
+}
+
 // put adds one pushed piece, the concatenation of segs, at h.offset. A
 // reduction's pieces are whole chunks; the first to arrive is copied, the
 // rest reduced into it. An assignment's pieces are copied where they go.
 func (r *round) put(h *header, segs [][]byte) error {
 	off, n := int(h.offset), int(h.length)
+	if n == 0 {
+		return nil // nothing to add; off may be the shard's end
+	}
 	c := off / r.chunk
 	lo, hi := r.chunkRange(c)
 	if off+n > hi {
@@ -193,25 +204,65 @@ func (r *round) await(ctx context.Context, c int) error {
 
 // waitErr explains what a pull that gave up was waiting for.
 func (r *round) waitErr(ctx context.Context, c int, waited time.Duration) error {
+	what := r.describe(c)
+	if ctx.Err() == context.DeadlineExceeded {
+		return &collective.TimeoutError{After: waited, Waiting: what}
+	}
+	return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+}
+
+// describe says how far chunk c is from complete, which ranks have begun
+// pushing, and, when every worker contributes to every element (a
+// reduction over the whole world), which it still waits for, and where
+// they are.
+func (r *round) describe(c int) string {
 	lo, hi := r.chunkRange(c)
 	r.locks[c].Lock()
 	got := r.arrived[c]
 	r.locks[c].Unlock()
 	r.mu.Lock()
-	ranks := slices.Clone(r.pushers)
+	began, ended := sortedSet(r.pushers), sortedSet(r.pushed)
 	r.mu.Unlock()
-	slices.Sort(ranks)
-	ranks = slices.Compact(ranks)
-	names := make([]string, len(ranks))
-	for i, x := range ranks {
+	names := make([]string, len(began))
+	for i, x := range began {
 		names[i] = fmt.Sprint(x)
 	}
 	what := fmt.Sprintf("chunk %d of round %s: %d of %d bytes arrived from %d expected contributions; pushes began from ranks [%s]",
 		c, r.key, got, r.contrib*(hi-lo), r.contrib, strings.Join(names, " "))
-	if ctx.Err() == context.DeadlineExceeded {
-		return &collective.TimeoutError{After: waited, Waiting: what}
+	if r.op == 0 || r.contrib != r.srv.workers {
+		return what // which ranks owe what is not known here
 	}
-	return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+	var unfinished, missing []string
+	for w := range uint32(r.srv.workers) {
+		_, begun := slices.BinarySearch(began, w)
+		_, done := slices.BinarySearch(ended, w)
+		switch {
+		case !begun:
+			missing = append(missing, r.srv.whereIs(w))
+		case !done:
+			unfinished = append(unfinished, r.srv.whereIs(w))
+		}
+	}
+	if len(unfinished) > 0 {
+		what += "; unfinished from " + strings.Join(unfinished, ", ")
+	}
+	if len(missing) > 0 {
+		what += "; none yet from " + strings.Join(missing, ", ")
+	}
+	return what
+}
+
+func sortedSet(s []uint32) []uint32 {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// firstIncomplete is the first chunk that has not every contribution, or -1.
+func (r *round) firstIncomplete() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Index(r.ready, false)
 }
 
 // read streams bytes [off, off+n) of the result to emit, chunk by chunk as
@@ -259,6 +310,7 @@ func (r *round) lend(lo, hi int) mem.Buffer {
 
 func (r *round) unref() {
 	if r.refs.Add(-1) == 0 {
+		r.srv.unreserve(len(r.acc))
 		r.srv.pool.put(r.acc)
 	}
 }

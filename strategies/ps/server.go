@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/wire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
 
@@ -26,6 +28,18 @@ type server struct {
 	logf    func(format string, args ...any)
 	pool    accPool
 
+	// auth is this server's side of the handshake every connection opens
+	// with; peerTimeout is how long a silent worker is presumed alive.
+	auth        wire.HandshakeConfig
+	peerTimeout time.Duration
+
+	// held counts the bytes that workers' messages have made this server
+	// allocate (accumulators, parameters, gradient sums); memLimit bounds
+	// it, so that a header announcing a 1 TiB shard is refused rather than
+	// killing the process with out-of-memory.
+	held     atomic.Int64
+	memLimit int64
+
 	grpc *grpc.Server
 	lis  net.Listener
 	// shape, if set, shapes accepted connections to the job's network.
@@ -36,21 +50,46 @@ type server struct {
 	params  map[string]*paramShard
 	failure error
 	byes    map[uint32]bool
-	done    chan struct{} // closed once every worker has said goodbye
+	links   map[uint32]*link // each worker's connection that said hello
+	done    chan struct{}    // closed once every worker has said goodbye
 	stopped bool
 	halted  chan struct{} // closed when stop has finished
 }
 
-func newServer(index, workers int, logf func(string, ...any)) *server {
+func newServer(index, workers int, auth wire.HandshakeConfig, peerTimeout time.Duration, logf func(string, ...any)) *server {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	return &server{
 		index: index, workers: workers, logf: logf,
+		auth: auth, peerTimeout: peerTimeout, memLimit: memoryLimit(),
 		rounds: map[roundKey]*round{}, params: map[string]*paramShard{},
-		byes: map[uint32]bool{}, done: make(chan struct{}), halted: make(chan struct{}),
+		byes: map[uint32]bool{}, links: map[uint32]*link{},
+		done: make(chan struct{}), halted: make(chan struct{}),
 	}
 }
+
+// memoryLimit is the machine's memory, or GOMEMLIMIT where that is lower.
+func memoryLimit() int64 {
+	limit := debug.SetMemoryLimit(-1)
+	if m := physicalMemory(); m > 0 {
+		limit = min(limit, m)
+	}
+	return limit
+}
+
+// reserve accounts for n bytes that a worker's message makes this server
+// allocate, or refuses them if they would take it past its memory limit.
+func (s *server) reserve(n int, what string) error {
+	if held := s.held.Add(int64(n)); held > s.memLimit {
+		s.held.Add(-int64(n))
+		return fmt.Errorf("%s needs %d bytes, but this server holds %d already of its limit of %d (the machine's memory)",
+			what, n, held-int64(n), s.memLimit)
+	}
+	return nil
+}
+
+func (s *server) unreserve(n int) { s.held.Add(-int64(n)) }
 
 var _ service = (*server)(nil)
 
@@ -78,7 +117,9 @@ func (s *server) listen(host string) error {
 		lis = shapedListener{lis, s.shape}
 	}
 	s.lis = lis
-	s.grpc = grpc.NewServer(serverOptions()...)
+	creds := serverCreds(s.auth, s.workers, s.logf)
+	creds.accepted = s.accepted
+	s.grpc = grpc.NewServer(serverOptions(creds, s.peerTimeout)...)
 	s.grpc.RegisterService(&serviceDesc, s)
 	go func() {
 		if err := s.grpc.Serve(lis); err != nil {
@@ -172,6 +213,20 @@ func (s *server) reject(who string, err error) error {
 	return s.statusOf(err)
 }
 
+// refuse answers a message that breaks the protocol, none of which has
+// been applied, without failing the job: its sender learns why
+// (InvalidArgument, naming it), so a genuine worker's operation fails and
+// aborts the job itself, while a peer that misbehaves cannot end it.
+func (s *server) refuse(who string, err error) error {
+	var je *jobError
+	if errors.As(err, &je) {
+		return s.statusOf(err)
+	}
+	err = fmt.Errorf("%s: refused: %w", who, err)
+	s.logf("ps: server %d (%s): %v", s.index, s.addr(), err)
+	return status.Error(codes.InvalidArgument, err.Error())
+}
+
 // round returns the round a message belongs to, making it on first use.
 func (s *server) round(h *header) (*round, error) {
 	key := roundKey{h.group, h.seq}
@@ -183,8 +238,16 @@ func (s *server) round(h *header) (*round, error) {
 	if r := s.rounds[key]; r != nil {
 		return r, r.matches(h)
 	}
-	if h.shard == 0 || h.contrib == 0 {
+	switch {
+	case h.shard == 0 || h.contrib == 0:
 		return nil, fmt.Errorf("round %s: rank %d announced an empty shard or no contributions", key, h.rank)
+	case int(h.contrib) > s.workers:
+		return nil, fmt.Errorf("round %s: rank %d announced %d contributions per element in a %d-worker job", key, h.rank, h.contrib, s.workers)
+	case h.pull > h.shard*uint64(s.workers):
+		return nil, fmt.Errorf("round %s: rank %d announced %d bytes to pull from a %d-byte shard, more than %d workers pull", key, h.rank, h.pull, h.shard, s.workers)
+	}
+	if err := s.reserve(int(h.shard), fmt.Sprintf("round %s", key)); err != nil {
+		return nil, err
 	}
 	r := newRound(s, key, h)
 	s.rounds[key] = r
@@ -208,12 +271,18 @@ type pushState struct {
 	p     *paramShard
 	step  int64
 	bytes int
+	// applied: some message of the stream has changed the server's state,
+	// so a later error leaves a round or step that cannot complete.
+	applied bool
 }
 
 // accept takes one pushed message.
 func (s *server) accept(st *pushState, h *header, segs [][]byte) error {
 	if n := segLen(segs); uint64(n) != h.length {
 		return fmt.Errorf("%s message announces %d payload bytes but carries %d", h.kind, h.length, n)
+	}
+	if int(h.rank) >= s.workers {
+		return fmt.Errorf("%s message from rank %d of a %d-worker job", h.kind, h.rank, s.workers)
 	}
 	if st.kind == 0 {
 		st.kind, st.rank = h.kind, h.rank
@@ -222,6 +291,9 @@ func (s *server) accept(st *pushState, h *header, segs [][]byte) error {
 	}
 	switch h.kind {
 	case kindPush:
+		if err := pieceErr(h); err != nil {
+			return err
+		}
 		if st.r == nil {
 			r, err := s.round(h)
 			if err != nil {
@@ -234,12 +306,35 @@ func (s *server) accept(st *pushState, h *header, segs [][]byte) error {
 		} else if err := st.r.matches(h); err != nil {
 			return err
 		}
+		if err := st.r.put(h, segs); err != nil {
+			return err
+		}
 		st.bytes += int(h.length)
-		return st.r.put(h, segs)
+		st.applied = st.applied || h.length > 0
+		return nil
 	case kindInit, kindGrad:
 		return s.acceptParams(st, h, segs)
 	}
 	return fmt.Errorf("a push stream cannot carry %s messages", h.kind)
+}
+
+// pieceErr checks a pushed piece against its header's own chunk grid, before
+// the piece makes a round: not empty, within one chunk, and a whole chunk
+// if reduced.
+func pieceErr(h *header) error {
+	off, n, chunk, shard := h.offset, h.length, uint64(h.chunk), h.shard
+	if n == 0 {
+		return fmt.Errorf("round %s: rank %d pushed an empty piece at offset %d", roundKey{h.group, h.seq}, h.rank, off)
+	}
+	c := off / chunk
+	lo, hi := c*chunk, min((c+1)*chunk, shard)
+	if off+n > hi {
+		return fmt.Errorf("round %s: rank %d's piece [%d, %d) crosses the end of chunk %d [%d, %d)", roundKey{h.group, h.seq}, h.rank, off, off+n, c, lo, hi)
+	}
+	if h.op != 0 && (off != lo || off+n != hi) {
+		return fmt.Errorf("round %s: rank %d's piece [%d, %d) of a reduction is not chunk %d [%d, %d)", roundKey{h.group, h.seq}, h.rank, off, off+n, c, lo, hi)
+	}
+	return nil
 }
 
 // finish ends a push that delivered all its messages.
@@ -256,18 +351,6 @@ func segLen(segs [][]byte) int {
 		n += len(s)
 	}
 	return n
-}
-
-// worker describes the sender of a stream for error messages.
-func worker(ctx context.Context, rank uint32, known bool) string {
-	addr := "unknown address"
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		addr = p.Addr.String()
-	}
-	if !known {
-		return "a worker (" + addr + ")"
-	}
-	return fmt.Sprintf("worker rank %d (%s)", rank, addr)
 }
 
 // statusOf turns a server-side error into the status a worker sees.
@@ -288,36 +371,55 @@ func (s *server) statusOf(err error) error {
 // or copied straight from gRPC's receive buffers, which are then released.
 func (s *server) push(stream grpc.ServerStream) error {
 	ctx := stream.Context()
-	var (
-		st pushState
-		f  frame
-	)
+	l, err := sender(ctx)
+	if err != nil {
+		return err
+	}
+	var st pushState
+	f := frame{lenient: true}
 	for {
 		err := stream.RecvMsg(&f)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if status.Code(err) == codes.ResourceExhausted && !st.applied {
+				return s.refuse(l.String(), err) // a message over the size limit
+			}
 			// The worker went away mid-push: the round can never complete.
-			return s.reject(worker(ctx, st.rank, st.kind != 0), fmt.Errorf("went away during a push (%d bytes in): %w", st.bytes, err))
+			return s.reject(l.String(), fmt.Errorf("went away during a push (%d bytes in): %w", st.bytes, err))
 		}
-		err = s.accept(&st, &f.h, f.segs)
+		err = f.bad
+		if err == nil {
+			err = l.claims(&f.h)
+		}
+		if err == nil {
+			err = s.accept(&st, &f.h, f.segs)
+		}
 		f.release()
 		if err != nil {
-			return s.reject(worker(ctx, st.rank, st.kind != 0), err)
+			if !st.applied {
+				return s.refuse(l.String(), err)
+			}
+			return s.reject(l.String(), err)
 		}
+	}
+	if st.r != nil {
+		st.r.noteDone(st.rank)
 	}
 	fctx, cancel := earlier(ctx)
 	defer cancel()
 	if err := s.finish(fctx, &st); err != nil {
-		return s.reject(worker(ctx, st.rank, true), err)
+		return s.reject(l.String(), err)
 	}
 	return stream.SendMsg(&frame{h: header{kind: kindAck, rank: uint32(s.index)}})
 }
 
 // earlier returns ctx with its deadline moved a little earlier, so that a
-// wait that runs out on the server reports what it waited for to the
-// worker, before the worker's own deadline cuts the stream.
+// wait that runs out on the server usually reports what it waited for to
+// the worker before the worker's own deadline cuts the stream. When it
+// does not (the request arrived late on a loaded machine), the worker asks
+// with a why instead (serverConn.explain).
 func earlier(ctx context.Context) (context.Context, context.CancelFunc) {
 	dl, ok := ctx.Deadline()
 	if !ok {
@@ -332,20 +434,33 @@ func earlier(ctx context.Context) (context.Context, context.CancelFunc) {
 func (s *server) pull(stream grpc.ServerStream) error {
 	ctx, cancel := earlier(stream.Context())
 	defer cancel()
-	var req frame
+	l, err := sender(ctx)
+	if err != nil {
+		return err
+	}
+	req := frame{lenient: true}
 	if err := stream.RecvMsg(&req); err != nil {
 		return err
 	}
 	h := req.h
 	n := req.payloadLen()
 	req.release()
-	if n != 0 {
-		return s.statusOf(fmt.Errorf("%w: %s request from rank %d carries %d payload bytes", collective.ErrInvalid, h.kind, h.rank, n))
+	switch {
+	case req.bad != nil:
+		return s.refuse(l.String(), req.bad)
+	case n != 0:
+		return s.refuse(l.String(), fmt.Errorf("%s request carries %d payload bytes", h.kind, n))
 	}
-	var err error
+	if err := l.claims(&h); err != nil {
+		return s.refuse(l.String(), err)
+	}
 	switch h.kind {
 	case kindPull:
-		err = s.pullRound(ctx, &h, func(r *round, lo, hi int) error {
+		r, err := s.round(&h)
+		if err != nil {
+			return s.refuse(l.String(), err)
+		}
+		err = r.read(ctx, int(h.offset), int(h.length), func(lo, hi int) error {
 			out := frame{h: h, buf: r.lend(lo, hi)}
 			out.h.offset, out.h.length = uint64(lo), uint64(hi-lo)
 			err := stream.SendMsg(&out)
@@ -354,8 +469,16 @@ func (s *server) pull(stream grpc.ServerStream) error {
 			}
 			return err
 		})
+		if err != nil {
+			// A pull ends early only when its worker failed or gave up.
+			return s.reject(l.String(), err)
+		}
 	case kindParams:
-		err = s.pullParams(ctx, &h, func(lo int, b *[]byte) error {
+		p, err := s.paramsFor(&h)
+		if err != nil {
+			return s.refuse(l.String(), err)
+		}
+		err = s.pullParams(ctx, p, &h, func(lo int, b *[]byte) error {
 			out := frame{h: h, buf: mem.NewBuffer(b, mem.DefaultBufferPool())}
 			out.h.offset, out.h.length = uint64(lo), uint64(len(*b))
 			err := stream.SendMsg(&out)
@@ -364,35 +487,27 @@ func (s *server) pull(stream grpc.ServerStream) error {
 			}
 			return err
 		})
+		if err != nil {
+			return s.reject(l.String(), err)
+		}
 	default:
-		err = fmt.Errorf("%w: a pull cannot ask for %s", collective.ErrInvalid, h.kind)
-	}
-	if err != nil {
-		// A pull ends early only when its worker failed or gave up.
-		return s.reject(worker(ctx, h.rank, true), err)
+		return s.refuse(l.String(), fmt.Errorf("a pull cannot ask for %s", h.kind))
 	}
 	return nil
 }
 
-// pullRound streams [h.offset, h.offset+h.length) of a round's result.
-func (s *server) pullRound(ctx context.Context, h *header, emit func(r *round, lo, hi int) error) error {
-	r, err := s.round(h)
-	if err != nil {
-		return err
-	}
-	return r.read(ctx, int(h.offset), int(h.length), func(lo, hi int) error { return emit(r, lo, hi) })
-}
-
 func (s *server) hello(ctx context.Context, req *frame) (*frame, error) {
-	h := &req.h
-	if h.kind != kindHello {
-		return nil, s.statusOf(fmt.Errorf("%w: hello carries %s", collective.ErrInvalid, h.kind))
+	l, err := s.unary(ctx, req, kindHello)
+	if err != nil {
+		return nil, err
 	}
+	h := &req.h
 	if int(h.aux) != s.index || int(h.contrib) != s.workers {
 		return nil, status.Errorf(codes.FailedPrecondition,
 			"worker rank %d expects server %d of a %d-worker job, but this is server %d of a %d-worker job (a stale address in the store?)",
 			h.rank, h.aux, h.contrib, s.index, s.workers)
 	}
+	s.hold(l)
 	if err := s.failed(); err != nil {
 		return nil, s.statusOf(err)
 	}
@@ -400,8 +515,33 @@ func (s *server) hello(ctx context.Context, req *frame) (*frame, error) {
 }
 
 func (s *server) bye(ctx context.Context, req *frame) (*frame, error) {
-	s.goodbye(req.h.rank)
+	l, err := s.unary(ctx, req, kindBye)
+	if err != nil {
+		return nil, err
+	}
+	s.goodbye(l.rank)
 	return &frame{h: header{kind: kindAck, rank: uint32(s.index)}}, nil
+}
+
+// unary checks a unary call's request: its kind, its sender's rank, and
+// that it carries no more payload than it says.
+func (s *server) unary(ctx context.Context, req *frame, want kind) (*link, error) {
+	l, err := sender(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.h.kind != want:
+		err = fmt.Errorf("a %s call carries a %s message", want, req.h.kind)
+	case uint64(req.payloadLen()) != req.h.length:
+		err = fmt.Errorf("%s message announces %d payload bytes but carries %d", req.h.kind, req.h.length, req.payloadLen())
+	default:
+		err = l.claims(&req.h)
+	}
+	if err != nil {
+		return nil, s.refuse(l.String(), err)
+	}
+	return l, nil
 }
 
 // goodbye records that a worker has closed; once all have, the job is over.
@@ -418,11 +558,15 @@ func (s *server) goodbye(rank uint32) {
 }
 
 func (s *server) abort(ctx context.Context, req *frame) (*frame, error) {
+	l, err := s.unary(ctx, req, kindAbort)
+	if err != nil {
+		return nil, err
+	}
 	var why []byte
 	for _, seg := range req.segs {
 		why = append(why, seg...)
 	}
-	s.fail(fmt.Errorf("worker rank %d aborted: %s", req.h.rank, why))
+	s.fail(fmt.Errorf("worker rank %d aborted: %s", l.rank, wire.Sanitize(string(why), maxAbortText)))
 	return &frame{h: header{kind: kindAck, rank: uint32(s.index)}}, nil
 }
 
@@ -438,6 +582,9 @@ func (s *server) localPush(ctx context.Context, h header, pieces []piece) error 
 			return s.rejectLocal(h.rank, err)
 		}
 	}
+	if st.r != nil {
+		st.r.noteDone(st.rank)
+	}
 	if err := s.finish(ctx, &st); err != nil {
 		return s.rejectLocal(h.rank, err)
 	}
@@ -449,17 +596,23 @@ func (s *server) localPull(ctx context.Context, h header, dst []byte) error {
 	var err error
 	switch h.kind {
 	case kindPull:
-		err = s.pullRound(ctx, &h, func(r *round, lo, hi int) error {
-			copy(dst[lo-int(h.offset):], r.acc[lo:hi])
-			return nil
-		})
+		var r *round
+		if r, err = s.round(&h); err == nil {
+			err = r.read(ctx, int(h.offset), int(h.length), func(lo, hi int) error {
+				copy(dst[lo-int(h.offset):], r.acc[lo:hi])
+				return nil
+			})
+		}
 	case kindParams:
-		pool := mem.DefaultBufferPool()
-		err = s.pullParams(ctx, &h, func(lo int, b *[]byte) error {
-			copy(dst[lo-int(h.offset):], *b)
-			pool.Put(b)
-			return nil
-		})
+		var p *paramShard
+		if p, err = s.paramsFor(&h); err == nil {
+			pool := mem.DefaultBufferPool()
+			err = s.pullParams(ctx, p, &h, func(lo int, b *[]byte) error {
+				copy(dst[lo-int(h.offset):], *b)
+				pool.Put(b)
+				return nil
+			})
+		}
 	default:
 		err = fmt.Errorf("%w: a pull cannot ask for %s", collective.ErrInvalid, h.kind)
 	}

@@ -13,6 +13,7 @@ import (
 //	  rpc Hello(Frame) returns (Frame);          // check the server's index and the job's size
 //	  rpc Bye(Frame) returns (Frame);            // a worker has closed
 //	  rpc Abort(Frame) returns (Frame);          // a worker's job failed: fail everyone's waits
+//	  rpc Why(Frame) returns (Frame);            // what did a call that timed out wait for?
 //	  rpc Push(stream Frame) returns (Frame);    // pieces of one round, init or gradient
 //	  rpc Pull(Frame) returns (stream Frame);    // one range of a round's result or of parameters
 //	}
@@ -21,6 +22,7 @@ const (
 	methodHello  = "/" + serviceName + "/Hello"
 	methodBye    = "/" + serviceName + "/Bye"
 	methodAbort  = "/" + serviceName + "/Abort"
+	methodWhy    = "/" + serviceName + "/Why"
 	methodPush   = "/" + serviceName + "/Push"
 	methodPull   = "/" + serviceName + "/Pull"
 	pushStreamIx = 0
@@ -32,6 +34,7 @@ type service interface {
 	hello(ctx context.Context, req *frame) (*frame, error)
 	bye(ctx context.Context, req *frame) (*frame, error)
 	abort(ctx context.Context, req *frame) (*frame, error)
+	why(ctx context.Context, req *frame) (*frame, error)
 	push(stream grpc.ServerStream) error
 	pull(stream grpc.ServerStream) error
 }
@@ -60,6 +63,7 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Hello", Handler: unaryHandler(service.hello, methodHello)},
 		{MethodName: "Bye", Handler: unaryHandler(service.bye, methodBye)},
 		{MethodName: "Abort", Handler: unaryHandler(service.abort, methodAbort)},
+		{MethodName: "Why", Handler: unaryHandler(service.why, methodWhy)},
 	},
 	Streams: []grpc.StreamDesc{
 		pushStreamIx: {

@@ -2,6 +2,7 @@ package ps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"google.golang.org/grpc/codes"
 )
 
 // byeTimeout bounds Close's goodbyes; abortTimeout bounds telling the
@@ -49,8 +51,14 @@ func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, er
 	if remote && cfg.Store == nil {
 		return nil, fmt.Errorf("ps: placement=%s with %d workers needs a rendezvous store (Config.Store) for the servers' addresses", o.placement, cfg.Size)
 	}
+	mine := handshakeWorld(cfg.JobID, cfg.Token, cfg.Rank, cfg.Size, k)
+	if remote {
+		if err := mine.Validate(); err != nil {
+			return nil, fmt.Errorf("ps: placement=%s with %d workers: its servers refuse any client that cannot prove it holds the job token (Config.Token): %w", o.placement, cfg.Size, err)
+		}
+	}
 	if o.placement == colocated && cfg.Rank < k {
-		w.local = newServer(cfg.Rank, cfg.Size, cfg.Logf)
+		w.local = newServer(cfg.Rank, cfg.Size, handshakeWorld(cfg.JobID, cfg.Token, cfg.Size+cfg.Rank, cfg.Size, k), o.peerTimeout, cfg.Logf)
 		w.local.shape = shaper(cfg.Transport)
 		if cfg.Size > 1 {
 			if err := w.local.listen(o.host); err != nil {
@@ -71,6 +79,8 @@ func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, er
 		}
 		c := newRemoteConn(i, cfg.Rank, cfg.Size)
 		c.shape = shaper(cfg.Transport)
+		c.creds = clientCreds(mine, cfg.Size+i, cfg.Size)
+		c.peerTimeout, c.timeout = o.peerTimeout, cfg.OpTimeout()
 		w.conns[i] = c
 		go c.connect(w.ctx, cfg.Store)
 	}
@@ -124,15 +134,20 @@ func (w *world) exchange(ctx context.Context, what string, jobs []job) error {
 		r := <-results
 		if r.err != nil && first == nil {
 			first = r.err
-			w.relay(r.server, what, r.err)
+			skip := r.server
+			var re *RPCError
+			if errors.As(r.err, &re) && re.Code == codes.InvalidArgument {
+				skip = -1 // it refused a message, and is as fine as the others
+			}
+			w.relay(skip, what, r.err)
 			cancel()
 		}
 	}
 	return first
 }
 
-// relay tells every server but skip (where the failure happened) why this
-// worker's operation failed.
+// relay tells every server but skip (where the failure happened, or -1)
+// why this worker's operation failed.
 func (w *world) relay(skip int, what string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), min(w.cfg.OpTimeout(), abortTimeout))
 	defer cancel()
