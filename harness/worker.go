@@ -156,7 +156,7 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 	}
 	joinTimeout := max(spec.Timeout, time.Minute)
 	if idx := getenv(EnvServerIndex); idx != "" {
-		return serverMain(ctx, spec, url, jobID, idx, getenv(EnvServerCount), getenv(EnvListenHost), joinTimeout)
+		return serverMain(ctx, spec, url, jobID, token, idx, getenv(EnvServerCount), getenv(EnvListenHost), joinTimeout)
 	}
 
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
@@ -186,7 +186,7 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 	}
 	comm, err := collective.New(ctx, spec.Strategy, collective.Config{
 		Rank: sess.Rank(), Size: sess.Size(), Transport: tr, Store: sess.Store(),
-		Timeout: spec.Timeout, Options: spec.Options,
+		Timeout: spec.Timeout, Options: spec.Options, JobID: jobID, Token: token,
 	})
 	if err != nil {
 		tr.Close()
@@ -241,7 +241,7 @@ func specFromEnv(getenv func(string) string) (*Spec, error) {
 	return &spec, nil
 }
 
-func serverMain(ctx context.Context, spec *Spec, url, jobID, idx, count, host string, timeout time.Duration) error {
+func serverMain(ctx context.Context, spec *Spec, url, jobID string, token []byte, idx, count, host string, timeout time.Duration) error {
 	st, err := collective.Lookup(spec.Strategy)
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func serverMain(ctx context.Context, spec *Spec, url, jobID, idx, count, host st
 	defer store.Close()
 	cfg := collective.ServerConfig{
 		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
-		Options: spec.Options, ListenHost: host,
+		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 	}
 	if spec.Link != "" {

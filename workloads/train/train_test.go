@@ -66,7 +66,8 @@ func trainWorldWith(t *testing.T, np int, cfg Config, strategy string, opts map[
 	defer cancel()
 	for r := range np {
 		wg.Go(func() {
-			comm, err := collective.New(ctx, strategy, collective.Config{Rank: r, Size: np, Transport: trs[r], Store: store, Options: opts})
+			comm, err := collective.New(ctx, strategy, collective.Config{Rank: r, Size: np, Transport: trs[r], Store: store, Options: opts,
+				JobID: "train-test", Token: []byte("train-test")})
 			if err != nil {
 				errs[r] = err
 				return
