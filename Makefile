@@ -18,6 +18,30 @@ test:
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
+# The race-enabled tests of the transport, the engine, ring, tree and
+# training (and the CLI's training run) STRESS_COUNT times over while
+# stress-ng keeps STRESS_CPUS workers spinning: the load under which races
+# and timing assumptions show. The conformance suites, minutes each under
+# -race and over the in-memory transport, are left to `make test`
+# (STRESS_SKIP= runs them too). stress-ng stops when the run ends, however
+# it ends; a failure in the first run does not skip the second.
+STRESS_COUNT   ?= 4
+STRESS_CPUS    ?= 4
+STRESS_TIMEOUT ?= 30m
+STRESS_SKIP    ?= ^Test(Simple)?Conformance
+STRESS_PKGS    ?= ./internal/transport/... ./internal/core/... ./strategies/ring/... ./strategies/tree/... ./workloads/train/...
+
+.PHONY: stress
+stress:
+	@command -v stress-ng >/dev/null 2>&1 || { echo "make stress: stress-ng not found; install it (Debian/Ubuntu: apt-get install stress-ng)" >&2; exit 2; }
+	$(GO) test -race -count=1 -run '^$$' $(STRESS_PKGS) ./cmd/distbench >/dev/null  # build before loading the CPU
+	@stress-ng --cpu $(STRESS_CPUS) --timeout $(STRESS_TIMEOUT) --quiet & load=$$!; \
+	trap 'kill $$load 2>/dev/null; wait $$load 2>/dev/null' EXIT; trap 'exit 130' INT TERM HUP; \
+	start=$$(date +%s); \
+	$(GO) test -race -count=$(STRESS_COUNT) -timeout $(STRESS_TIMEOUT) -skip '$(STRESS_SKIP)' $(STRESS_PKGS); a=$$?; \
+	$(GO) test -race -count=$(STRESS_COUNT) -timeout $(STRESS_TIMEOUT) -run '^TestTrainSchedule$$' ./cmd/distbench; b=$$?; \
+	rc=$$(( a > b ? a : b )); echo "make stress: exit $$rc after $$(( $$(date +%s) - start ))s beside stress-ng --cpu $(STRESS_CPUS), -count $(STRESS_COUNT)"; exit $$rc
+
 # gofmt, vet, and go.mod/go.sum exactly as `go mod tidy` would leave them.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
