@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -57,4 +58,20 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		return 2
 	}
 	return 1
+}
+
+// parseOpts reads repeated --opt key=value flags; nil when there are none.
+func parseOpts(kvs []string) (map[string]string, error) {
+	var opts map[string]string
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--opt %q: want key=value", kv)
+		}
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		opts[k] = v
+	}
+	return opts, nil
 }

@@ -162,16 +162,9 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	default:
 		return nil, fmt.Errorf("--inplace %q (accepted: both, out, in)", f.inplace)
 	}
-	opts := map[string]string{}
-	for _, kv := range f.opts {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--opt %q: want key=value", kv)
-		}
-		opts[k] = v
-	}
-	if len(opts) == 0 {
-		opts = nil
+	opts, err := parseOpts(f.opts)
+	if err != nil {
+		return nil, err
 	}
 	spec := &harness.Spec{
 		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,

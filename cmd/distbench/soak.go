@@ -92,13 +92,9 @@ func (f *soakFlags) specs() ([]*harness.Spec, error) {
 	if f.timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %v: must be positive", f.timeout)
 	}
-	opts := map[string]string{}
-	for _, kv := range f.opts {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--opt %q: want key=value", kv)
-		}
-		opts[k] = v
+	opts, err := parseOpts(f.opts)
+	if err != nil {
+		return nil, err
 	}
 	each := f.duration / time.Duration(len(strategies)*len(f.nps))
 	var specs []*harness.Spec

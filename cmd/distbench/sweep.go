@@ -301,11 +301,11 @@ func (f *sweepFlags) flagPlan() (*harness.Plan, error) {
 			b.Sizes.Range.Factor = f.stepFactor
 		}
 	}
-	for _, kv := range f.opts {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--opt %q: want key=value", kv)
-		}
+	opts, err := parseOpts(f.opts)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range opts {
 		if b.Options == nil {
 			b.Options = map[string]string{}
 		}

@@ -71,15 +71,9 @@ Every step and epoch record carries the rate it trained at (lr).`,
 				return usageError{err}
 			}
 			spec := &harness.Spec{Strategy: strategy, NP: np, Timeout: timeout, Iters: 1, Link: link, Train: &cfg}
-			for _, kv := range opts {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					return usagef("--opt %q: want key=value", kv)
-				}
-				if spec.Options == nil {
-					spec.Options = map[string]string{}
-				}
-				spec.Options[k] = v
+			var err error
+			if spec.Options, err = parseOpts(opts); err != nil {
+				return usageError{err}
 			}
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
