@@ -12,6 +12,10 @@
 # Usage: bench/side-by-side.sh [ROUNDS] [SIZES] [NP] [STRATEGY]
 #   e.g. bench/side-by-side.sh 5 4KiB,16MiB,64MiB 2 ring
 # Needs Debian's openmpi-bin, python3-mpi4py and python3-torch (make peers).
+# TOOLS picks the tools (default "distbench mpi gloo"); the tool "before"
+# runs the binary $DISTBENCH_BEFORE the same way as distbench, so that a
+# change is measured against the commit before it in one interleaved run:
+#   DISTBENCH_BEFORE=/tmp/before TOOLS="distbench before" bench/side-by-side.sh
 set -uo pipefail
 rounds="${1:-5}"
 sizes="${2:-4KiB,16MiB,64MiB}"
@@ -33,10 +37,12 @@ run_tool() { # tool size -> appends "tool size median_us round" to $out/results
 	local tool=$1 size=$2 it wu
 	read -r it wu <<<"$(iters_for "$size")"
 	case $tool in
-	distbench)
-		"$bin" run --strategy "$strategy" --np "$np" -b "$size" -e "$size" -n "$it" -w "$wu" --inplace in \
+	distbench | before)
+		local b=$bin
+		[ "$tool" = before ] && b=${DISTBENCH_BEFORE:?TOOLS has before: set DISTBENCH_BEFORE to the binary to compare}
+		"$b" run --strategy "$strategy" --np "$np" -b "$size" -e "$size" -n "$it" -w "$wu" --inplace in \
 			--json "$out/db.json" >/dev/null 2>"$out/err" || { echo "distbench failed: $(tail -1 "$out/err")" >&2; return; }
-		tail -1 "$out/db.json" | $py -c 'import sys,json; r=json.loads(sys.stdin.read()); print("distbench", r["bytes"], r["time_us"])' ;;
+		tail -1 "$out/db.json" | $py -c 'import sys,json; r=json.loads(sys.stdin.read()); print(sys.argv[1], r["bytes"], r["time_us"])' "$tool" ;;
 	mpi)
 		mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo \
 			--mca oob_tcp_if_include lo -n "$np" $py bench/peers/mpi_allreduce.py --sizes "$size" \
@@ -50,19 +56,19 @@ for l in sys.stdin: r=json.loads(l); print("gloo", r["bytes"], st.median(r["samp
 	esac | sed "s/\$/ $round/" >>"$out/results" # tool size median_us round
 }
 
-tools=(distbench mpi gloo)
+read -r -a tools <<<"${TOOLS:-distbench mpi gloo}"
 for round in $(seq 1 "$rounds"); do
 	for size in ${sizes//,/ }; do
-		for k in 0 1 2; do
-			run_tool "${tools[$(((k + round) % 3))]}" "$size"
+		for k in "${!tools[@]}"; do
+			run_tool "${tools[$(((k + round) % ${#tools[@]}))]}" "$size"
 		done
 	done
 	echo "round $round of $rounds done ($(uptime | sed 's/.*load average: //'))" >&2
 done
-$py - "$out/results" "$np" "$strategy" <<'PY'
+$py - "$out/results" "$np" "$strategy" "${tools[@]}" <<'PY'
 import sys, statistics as st
 from collections import defaultdict
-path, np_, strategy = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, np_, strategy, tools = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 t = defaultdict(list)
 by_round = {}  # (tool, size, round) -> median us
 for line in open(path):
@@ -76,7 +82,7 @@ print(f"| size | tool | rounds | time (us) | busbw (GB/s) | per-round medians (u
 print(f"|--:|---|--:|--:|--:|---|")
 med = {}
 for s in sizes:
-    for tool in ("distbench", "mpi", "gloo"):
+    for tool in tools:
         v = t.get((tool, s))
         if not v:
             continue
@@ -86,7 +92,7 @@ for s in sizes:
         print(f"| {s} | {tool} | {len(v)} | {m:.1f} | {bw:.3f} | {', '.join(f'{x:.0f}' for x in v)} |")
 for s in sizes:
     d = med.get(("distbench", s))
-    for peer in ("mpi", "gloo"):
+    for peer in (x for x in tools if x != "distbench"):
         p = med.get((peer, s))
         if d and p:
             # The same ratio round by round, each pair measured minutes apart
