@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +92,17 @@ func TestMeasureEveryCollective(t *testing.T) {
 func sizeOf(dt string) int {
 	d, _ := collective.ParseDType(dt)
 	return d.Size()
+}
+
+// TestBenchmarksAreTheCollectives: every collective a spec may name has a
+// benchmark here, and no benchmark is unreachable.
+func TestBenchmarksAreTheCollectives(t *testing.T) {
+	var have []string
+	for name := range benchmarks {
+		have = append(have, name)
+	}
+	slices.Sort(have)
+	if want := job.Collectives(); !slices.Equal(have, want) {
+		t.Errorf("benchmarks for %v, but job.Collectives() is %v", have, want)
+	}
 }

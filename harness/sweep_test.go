@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,8 +64,18 @@ func (testCrash) New(ctx context.Context, cfg collective.Config) (collective.Com
 	return crashComm{c}, err
 }
 
+// testUnavailable is a strategy that cannot run anywhere, as nccl cannot
+// without a GPU.
+type testUnavailable struct{}
+
+func (testUnavailable) New(context.Context, collective.Config) (collective.Comm, error) {
+	return nil, errors.New("unavailable")
+}
+func (testUnavailable) Available() error { return errors.New("no such device") }
+
 func init() {
 	collective.Register("testcrash", testCrash{})
+	collective.Register("testunavailable", testUnavailable{})
 }
 
 func sweepOpts(t *testing.T, dir, src string) SweepOptions {

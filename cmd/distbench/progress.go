@@ -1,5 +1,8 @@
 package main
 
+// The sweep's display for the person running it: bars on a terminal, a
+// line a point anywhere else, behind harness.Progress.
+
 import (
 	"fmt"
 	"io"
@@ -17,25 +20,25 @@ import (
 	"github.com/distbench/distbench/results"
 )
 
-// IsTerminal reports whether w is a terminal, where progress bars make
+// isTerminal reports whether w is a terminal, where progress bars make
 // sense; anywhere else (a file, a pipe, CI's log) they would be noise.
-func IsTerminal(w io.Writer) bool {
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-// NewProgress returns progress bars on out when it is a terminal, and plain
+// newProgress returns progress bars on out when it is a terminal, and plain
 // lines otherwise. Notes and, with lines, the workers' output go to errw.
-func NewProgress(out, errw io.Writer) harness.Progress {
-	if IsTerminal(out) {
-		return NewBarProgress(out)
+func newProgress(out, errw io.Writer) harness.Progress {
+	if isTerminal(out) {
+		return newBarProgress(out, false)
 	}
-	return NewLineProgress(out, errw)
+	return newLineProgress(out, errw)
 }
 
-// PointSummary is a finished point in a few words: "1234.5 us, busbw 1.23
+// pointSummary is a finished point in a few words: "1234.5 us, busbw 1.23
 // GB/s", or what went wrong.
-func PointSummary(r *results.Record) string {
+func pointSummary(r *results.Record) string {
 	switch {
 	case r.Error != "" && strings.HasPrefix(r.Error, "skipped: "):
 		return r.Error
@@ -66,11 +69,11 @@ type lineProgress struct {
 	done, total int
 }
 
-// NewLineProgress prints "[12/48] allreduce ring np=4 16MiB float32: 1234.5
+// newLineProgress prints "[12/48] allreduce ring np=4 16MiB float32: 1234.5
 // us, busbw 1.23 GB/s" on out for each finished point (with "(round 2/3)"
 // after the point in a sweep in rounds, and a "round 2 of 3" line as each
 // round begins), and notes on errw.
-func NewLineProgress(out, errw io.Writer) harness.Progress {
+func newLineProgress(out, errw io.Writer) harness.Progress {
 	return &lineProgress{out: out, errw: errw}
 }
 
@@ -89,7 +92,7 @@ func (l *lineProgress) Measuring(*plan.PlannedPoint) {}
 
 func (l *lineProgress) Finished(p *plan.PlannedPoint, r *results.Record) {
 	l.done++
-	fmt.Fprintf(l.out, "[%d/%d] %s: %s\n", l.done, l.total, p.Label(), PointSummary(r))
+	fmt.Fprintf(l.out, "[%d/%d] %s: %s\n", l.done, l.total, p.Label(), pointSummary(r))
 }
 
 func (l *lineProgress) Note(msg string)   { fmt.Fprintln(l.errw, msg) }
@@ -110,11 +113,8 @@ type barProgress struct {
 	done    int
 }
 
-// NewBarProgress draws progress bars on out, a terminal.
-func NewBarProgress(out io.Writer) harness.Progress { return newBarProgress(out, false) }
-
-// newBarProgress draws even when out is not a terminal (mpb draws nothing
-// there otherwise), for tests.
+// newBarProgress draws progress bars on out, a terminal; force draws even
+// when it is not (mpb draws nothing there otherwise), for tests.
 func newBarProgress(out io.Writer, force bool) *barProgress {
 	return &barProgress{p: mpb.New(mpb.WithOutput(out), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond),
 		mpb.ContainerOptional(mpb.WithAutoRefresh(), force))}
@@ -155,7 +155,7 @@ func (b *barProgress) Round(round, rounds int) {
 
 func (b *barProgress) Finished(p *plan.PlannedPoint, r *results.Record) {
 	b.done++
-	fmt.Fprintf(b.p, "[%d/%d] %s: %s\n", b.done, b.total, p.Label(), PointSummary(r))
+	fmt.Fprintf(b.p, "[%d/%d] %s: %s\n", b.done, b.total, p.Label(), pointSummary(r))
 	now := time.Now()
 	b.bar.EwmaIncrement(now.Sub(b.last))
 	b.last = now

@@ -16,7 +16,7 @@ func TestProgressDisplays(t *testing.T) {
 	ok := &results.Record{Kind: results.KindCollective, TimeUs: 1234.54, BusBWGBs: 1.234}
 	bad := &results.Record{Kind: results.KindCollective, Error: "rank 1 died"}
 	var lines bytes.Buffer
-	lp := NewLineProgress(&lines, io.Discard)
+	lp := newLineProgress(&lines, io.Discard)
 	lp.Start(4, 1)
 	lp.Finished(p, ok)
 	lp.Finished(p, bad)

@@ -123,7 +123,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 		printPlan(stdout, exp)
 		return nil
 	}
-	prog := NewProgress(stdout, stderr)
+	prog := newProgress(stdout, stderr)
 	fmt.Fprintf(stdout, "distbench sweep: %s in %s%s into %s\n", plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), dir)
 	res, err := harness.Sweep(cmd.Context(), harness.SweepOptions{
 		Plan: exp, Dir: dir, Env: results.CaptureEnv(), Resume: f.resume != "",

@@ -48,7 +48,7 @@ type Point struct {
 	InPlace    bool   `json:"inplace"`
 }
 
-// ID is the point's stable identifier within a launch.
+// PointID is p's stable identifier within a launch.
 func (s *Spec) PointID(p Point) string {
 	id := fmt.Sprintf("%s/%s/np=%d/bytes=%d/%s/%s/root=%d/inplace=%v", p.Collective, s.Strategy, s.NP, p.Bytes, p.DType, p.Op, p.Root, p.InPlace)
 	if s.Link != "" {
@@ -165,9 +165,9 @@ func (p Point) validate(np int) error {
 }
 
 // BufferBytes is what one rank of a world of np allocates for p (the
-// harness's benchmark's alloc): the whole buffer, another for the out-of-place form
-// (one rank's block of it for the collectives that split it), and always
-// two for sendrecv. A strategy's own scratch comes on top.
+// harness's benchmark alloc): the whole buffer, another for the
+// out-of-place form (one rank's block of it for the collectives that split
+// it), and always two for sendrecv. A strategy's own scratch comes on top.
 func (p Point) BufferBytes(np int) int64 {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {

@@ -45,8 +45,8 @@ func Spin(getenv func(string) string) time.Duration {
 	return d
 }
 
-// SpecFromEnv reads and validates the spec the launcher put in EnvSpec.
-func SpecFromEnv(getenv func(string) string) (*job.Spec, error) {
+// specFromEnv reads and validates the spec the launcher put in EnvSpec.
+func specFromEnv(getenv func(string) string) (*job.Spec, error) {
 	raw := getenv(EnvSpec)
 	if raw == "" {
 		return nil, fmt.Errorf("%s is not set: workers are started by `distbench run` or `distbench sweep`, or by a launcher that sets it", EnvSpec)

@@ -23,7 +23,7 @@ type RunFunc func(ctx context.Context, spec *job.Spec, getenv func(string) strin
 // launcher, bind to the CPUs and profile as asked, and hand rank 0's records
 // back on stdout as RecordPrefix + JSON, one per line.
 func Worker(ctx context.Context, stdout io.Writer, getenv func(string) string, run RunFunc) error {
-	spec, err := SpecFromEnv(getenv)
+	spec, err := specFromEnv(getenv)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func Worker(ctx context.Context, stdout io.Writer, getenv func(string) string, r
 // watchLauncher calls gone once the launcher that set EnvLauncherFD has
 // exited: a worker must not outlive it, holding its cores and ports, when it
 // is killed (kill -9 gives it no chance to stop its children). Linux also
-// has the kernel kill them (launchLinked); this works everywhere.
+// has the kernel kill them (dieWithLauncher); this works everywhere.
 func watchLauncher(getenv func(string) string, gone func()) error {
 	v := getenv(EnvLauncherFD)
 	if v == "" {

@@ -76,7 +76,7 @@ func (p *Plan) Expand() (*Expanded, error) {
 			g.Rounds = int(p.Rounds)
 		}
 	}
-	// The last word on every launch is Spec.Validate, which the workers
+	// The last word on every launch is job.Spec.Validate, which the workers
 	// run too: what passes here cannot fail there. A sweep launches its
 	// worlds here, so every rank's buffers must fit in this machine.
 	for _, g := range x.exp.Groups {

@@ -77,7 +77,7 @@ type Plan struct {
 	Warmup     *int          `yaml:"warmup,omitempty"`
 	Check      *bool         `yaml:"check,omitempty"`                          // default true
 	Timeout    time.Duration `yaml:"timeout,omitempty" zero:"the default, 2m"` // per operation
-	TimeBudget time.Duration `yaml:"time_budget,omitempty"`                    // per point, see Spec.TimeBudget
+	TimeBudget time.Duration `yaml:"time_budget,omitempty"`                    // per point, see job.Spec.TimeBudget
 	// Rounds measures every collective point in that many rounds (1 to
 	// MaxRounds; default 1), interleaved across the whole sweep: round 1 of
 	// every launch, then round 2 of every launch, and so on, each round a
