@@ -3,9 +3,6 @@ package job
 import (
 	"strings"
 	"testing"
-
-	_ "github.com/distbench/distbench/strategies/ps"
-	_ "github.com/distbench/distbench/strategies/ring"
 )
 
 func TestParseMemAvailable(t *testing.T) {

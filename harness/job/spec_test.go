@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/distbench/distbench/strategies/ps" // Validate looks strategies up
+	_ "github.com/distbench/distbench/strategies/ring"
 )
 
 func TestSpecValidate(t *testing.T) {
