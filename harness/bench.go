@@ -19,14 +19,10 @@ type instance struct {
 	in, out collective.Tensor
 }
 
-// benchmark describes how to measure one collective. Sizes name the larger
-// buffer (allgather's output, reduce-scatter's input), as nccl-tests does;
-// for collectives that split it into np blocks the count is rounded down to
-// a multiple of np.
+// benchmark describes how to measure one collective; what it takes (an op,
+// a root) and how its size splits are its job.Traits. One for every name in
+// job.Collectives.
 type benchmark struct {
-	reduces bool // takes an op
-	rooted  bool // takes a root
-	blocks  bool // the count splits into np equal blocks
 	// alloc sets in and out for the in-place or out-of-place form.
 	alloc func(b *instance)
 	// run performs the operation once.
@@ -39,8 +35,7 @@ type benchmark struct {
 
 var benchmarks = map[string]benchmark{
 	"allreduce": {
-		reduces: true,
-		alloc:   allocWhole,
+		alloc: allocWhole,
 		// The API's allreduce works in place, as torch's does; the
 		// out-of-place form is what its users write: out.copy_(in), then
 		// all_reduce(out). The copy is part of the measured time.
@@ -54,7 +49,6 @@ var benchmarks = map[string]benchmark{
 		wrong: func(b *instance) int64 { return exact.CountWrong(b.out, b.op, b.n, 0) },
 	},
 	"reduce": {
-		reduces: true, rooted: true,
 		alloc: allocWhole,
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace {
@@ -71,8 +65,7 @@ var benchmarks = map[string]benchmark{
 		},
 	},
 	"broadcast": {
-		rooted: true,
-		alloc:  allocWhole,
+		alloc: allocWhole,
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace && b.r == b.root {
 				copy(b.out.Data, b.in.Data)
@@ -87,16 +80,14 @@ var benchmarks = map[string]benchmark{
 		wrong: func(b *instance) int64 { return exact.CountPattern(b.out, b.root, 0) },
 	},
 	"allgather": {
-		blocks: true,
-		alloc:  allocGathered,
-		run:    func(ctx context.Context, b *instance) error { return b.comm.AllGather(ctx, b.out, b.in) },
-		fill:   func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
+		alloc: allocGathered,
+		run:   func(ctx context.Context, b *instance) error { return b.comm.AllGather(ctx, b.out, b.in) },
+		fill:  func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
 		wrong: func(b *instance) int64 {
 			return wrongGathered(b)
 		},
 	},
 	"reducescatter": {
-		reduces: true, blocks: true,
 		alloc: allocScattered,
 		run:   func(ctx context.Context, b *instance) error { return b.comm.ReduceScatter(ctx, b.out, b.in, b.op) },
 		fill:  func(b *instance) { exact.Fill(b.in, b.op, b.n, b.r, 0) },
@@ -105,7 +96,6 @@ var benchmarks = map[string]benchmark{
 		},
 	},
 	"gather": {
-		rooted: true, blocks: true,
 		alloc: allocGathered,
 		run:   func(ctx context.Context, b *instance) error { return b.comm.Gather(ctx, b.out, b.in, b.root) },
 		fill:  func(b *instance) { exact.FillPattern(b.in, b.r, 0) },
@@ -117,7 +107,6 @@ var benchmarks = map[string]benchmark{
 		},
 	},
 	"scatter": {
-		rooted: true, blocks: true,
 		alloc: allocScattered,
 		run:   func(ctx context.Context, b *instance) error { return b.comm.Scatter(ctx, b.out, b.in, b.root) },
 		fill: func(b *instance) {
@@ -128,7 +117,6 @@ var benchmarks = map[string]benchmark{
 		wrong: func(b *instance) int64 { return exact.CountPattern(b.out, b.root, b.r*(b.count/b.n)) },
 	},
 	"alltoall": {
-		blocks: true,
 		alloc: func(b *instance) {
 			b.in = collective.NewTensor(b.dt, b.count)
 			b.out = b.in

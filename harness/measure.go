@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
@@ -14,7 +15,7 @@ import (
 // Measure runs every point of spec on comm; every rank of the world calls it.
 // On rank 0, emit receives one record per point; a point that fails is
 // emitted with its error and ends the launch (the communicator is broken).
-func Measure(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*results.Record) error) error {
+func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
 	for _, p := range spec.Points {
 		start := time.Now()
 		rec, err := measurePoint(ctx, comm, spec, p)
@@ -25,7 +26,7 @@ func Measure(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*r
 			continue
 		}
 		if rec == nil {
-			rec = pointRecord(spec, p)
+			rec = spec.Record(p)
 		}
 		rec.StartedAt, rec.FinishedAt = start, time.Now()
 		rec.ElapsedSecs = rec.FinishedAt.Sub(start).Seconds()
@@ -43,53 +44,21 @@ func Measure(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*r
 	return nil
 }
 
-// pointRecord is the record of p with everything but the measurements.
-func pointRecord(spec *Spec, p Point) *results.Record {
-	dt, _ := collective.ParseDType(p.DType)
-	b := benchmarks[p.Collective]
-	count := effectiveCount(p, dt, spec.NP)
-	r := &results.Record{
-		Kind: results.KindCollective, Point: spec.PointID(p),
-		Collective: p.Collective, Strategy: spec.Strategy, NP: spec.NP,
-		Bytes: int64(count * dt.Size()), Count: int64(count), DType: dt.String(),
-		Root: -1, InPlace: p.InPlace, Link: spec.Link, Options: spec.Options,
-		Iters: spec.Iters, Warmup: spec.Warmup, Wrong: -1,
-	}
-	if b.reduces {
-		r.Op = p.Op
-	}
-	if b.rooted {
-		r.Root = p.Root
-	}
-	return r
-}
-
-func effectiveCount(p Point, dt collective.DType, np int) int {
-	count := int(p.Bytes) / dt.Size()
-	if benchmarks[p.Collective].blocks {
-		count -= count % np
-	}
-	if p.Collective == "barrier" {
-		count = 0
-	}
-	return count
-}
-
-func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point) (*results.Record, error) {
+func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p job.Point) (*results.Record, error) {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {
 		return nil, err
 	}
 	b := benchmarks[p.Collective]
 	op := collective.Sum
-	if b.reduces {
+	if t, _ := job.TraitsOf(p.Collective); t.Reduces {
 		if op, err = collective.ParseOp(p.Op); err != nil {
 			return nil, err
 		}
 	}
 	inst := &instance{
 		comm: comm, n: comm.Size(), r: comm.Rank(), dt: dt, op: op, root: p.Root,
-		count: effectiveCount(p, dt, comm.Size()), inplace: p.InPlace,
+		count: p.Count(dt, comm.Size()), inplace: p.InPlace,
 	}
 	b.alloc(inst)
 	if inst.in.DType == 0 {
@@ -126,7 +95,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 			return nil, fmt.Errorf("iteration %d: %w", i, err)
 		}
 		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
-		if i+1 == MinBudgetIters && spec.TimeBudget > 0 && iters > MinBudgetIters {
+		if i+1 == job.MinBudgetIters && spec.TimeBudget > 0 && iters > job.MinBudgetIters {
 			if iters, err = budgetIters(ctx, comm, spec, times); err != nil {
 				return nil, err
 			}
@@ -148,7 +117,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 			slowest[i] = max(slowest[i], per[r*iters+i])
 		}
 	}
-	rec := pointRecord(spec, p)
+	rec := spec.Record(p)
 	rec.Iters = iters
 	rec.Wrong = wrong
 	if err := stats.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
@@ -160,17 +129,13 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 	return rec, nil
 }
 
-// MinBudgetIters is the fewest timed iterations a Spec.TimeBudget leaves a
-// point: a median of fewer is no statistic.
-const MinBudgetIters = 3
-
-// budgetIters decides, after the first MinBudgetIters timed iterations, how
+// budgetIters decides, after the first job.MinBudgetIters timed iterations, how
 // many iterations of a point fit in spec.TimeBudget. Every rank must run the
 // same number (a rank that stopped early would leave its peers waiting in the
 // next operation), and each has only its own clock, so the ranks agree on the
 // slowest rank's time so far with one allreduce, outside the timed
 // iterations, and all compute the same answer from it.
-func budgetIters(ctx context.Context, comm collective.Comm, spec *Spec, times []float64) (int, error) {
+func budgetIters(ctx context.Context, comm collective.Comm, spec *job.Spec, times []float64) (int, error) {
 	spent := 0.0
 	for _, t := range times {
 		spent += t

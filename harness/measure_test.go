@@ -3,12 +3,13 @@ package harness
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
 	_ "github.com/distbench/distbench/strategies/ps"
@@ -16,7 +17,7 @@ import (
 )
 
 // measureInProcess runs spec on an in-memory world and returns rank 0's records.
-func measureInProcess(t *testing.T, spec *Spec) []*results.Record {
+func measureInProcess(t *testing.T, spec *job.Spec) []*results.Record {
 	t.Helper()
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
@@ -60,12 +61,12 @@ func measureInProcess(t *testing.T, spec *Spec) []*results.Record {
 // nccl-tests' quantities.
 func TestMeasureEveryCollective(t *testing.T) {
 	for _, np := range []int{1, 3} {
-		for _, coll := range Collectives() {
+		for _, coll := range job.Collectives() {
 			t.Run(fmt.Sprintf("np=%d/%s", np, coll), func(t *testing.T) {
-				spec := &Spec{Strategy: "ring", NP: np, Timeout: time.Minute, Iters: 3, Warmup: 1, Check: true, KeepSamples: true}
+				spec := &job.Spec{Strategy: "ring", NP: np, Timeout: time.Minute, Iters: 3, Warmup: 1, Check: true, KeepSamples: true}
 				for _, inplace := range []bool{false, true} {
 					for _, dt := range []string{"float32", "bfloat16", "int64"} {
-						spec.Points = append(spec.Points, Point{Collective: coll, Bytes: 3 * 1000 * 8, DType: dt, Op: "max", Root: np - 1, InPlace: inplace})
+						spec.Points = append(spec.Points, job.Point{Collective: coll, Bytes: 3 * 1000 * 8, DType: dt, Op: "max", Root: np - 1, InPlace: inplace})
 					}
 				}
 				recs := measureInProcess(t, spec)
@@ -93,53 +94,15 @@ func sizeOf(dt string) int {
 	return d.Size()
 }
 
-func TestSpecValidate(t *testing.T) {
-	good := func() *Spec {
-		return &Spec{Strategy: "ring", NP: 2, Timeout: time.Second, Iters: 1,
-			Points: []Point{{Collective: "allreduce", Bytes: 64, DType: "float32", Op: "sum"}}}
+// TestBenchmarksAreTheCollectives: every collective a spec may name has a
+// benchmark here, and no benchmark is unreachable.
+func TestBenchmarksAreTheCollectives(t *testing.T) {
+	var have []string
+	for name := range benchmarks {
+		have = append(have, name)
 	}
-	tests := []struct {
-		name   string
-		mutate func(*Spec)
-		want   string
-	}{
-		{"good", func(*Spec) {}, ""},
-		{"strategy", func(s *Spec) { s.Strategy = "nope" }, `unknown strategy "nope"`},
-		{"np", func(s *Spec) { s.NP = 0 }, "np 0"},
-		{"iters", func(s *Spec) { s.Iters = 0 }, "iters 0"},
-		{"timeout", func(s *Spec) { s.Timeout = 0 }, "timeout"},
-		{"collective", func(s *Spec) { s.Points[0].Collective = "allreduse" }, `unknown collective "allreduse"`},
-		{"dtype", func(s *Spec) { s.Points[0].DType = "float7" }, `unknown dtype "float7"`},
-		{"op", func(s *Spec) { s.Points[0].Op = "xor" }, `unknown op "xor"`},
-		{"multiple", func(s *Spec) { s.Points[0].Bytes = 6 }, "not a multiple"},
-		{"root", func(s *Spec) { s.Points[0].Root = 2 }, "root 2 out of range"},
-		{"option", func(s *Spec) { s.Options = map[string]string{"bogus": "1"} }, `unknown option "bogus"`},
-		{"timeout too short", func(s *Spec) { s.Timeout = time.Nanosecond }, "timeout 1ns: too short (accepted: 1s or more)"},
-		{"size too large", func(s *Spec) { s.Points[0].Bytes = 1<<50 + 4 }, "size 1125899906842628 bytes: out of range (accepted: 0 to 1125899906842624, 1PiB)"},
-		{"servers past the process limit", func(s *Spec) {
-			s.Strategy, s.NP, s.Options = "ps", 1, map[string]string{"placement": "dedicated", "servers": "520"}
-		}, "np 1 and 520 dedicated servers: 521 processes, but at most 512 local processes (accepted: np plus servers up to 512)"},
-		{"a server a worker past the process limit", func(s *Spec) {
-			s.Strategy, s.NP, s.Options = "ps", 300, map[string]string{"placement": "dedicated"}
-		}, "np 300 and 300 dedicated servers: 600 processes"},
-		{"servers at the process limit", func(s *Spec) {
-			s.Strategy, s.NP, s.Options = "ps", 256, map[string]string{"placement": "dedicated"}
-		}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := good()
-			tt.mutate(s)
-			err := s.Validate()
-			if tt.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want %q", err, tt.want)
-			}
-		})
+	slices.Sort(have)
+	if want := job.Collectives(); !slices.Equal(have, want) {
+		t.Errorf("benchmarks for %v, but job.Collectives() is %v", have, want)
 	}
 }

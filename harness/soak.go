@@ -12,40 +12,10 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/internal/exact"
 	"github.com/distbench/distbench/results"
 )
-
-// SoakConfig makes a launch a soak: checked allreduces of varied sizes,
-// dtypes and ops, back to back for Duration, watching every rank's
-// goroutines and memory for growth. A soak answers "does it stay right and
-// stay small over time", which a point measured for a second cannot.
-type SoakConfig struct {
-	Duration time.Duration `json:"duration"`
-	// MaxBytes is the largest tensor; sizes are drawn log-uniformly from
-	// one element up to it, so that small and odd sizes dominate.
-	MaxBytes int64 `json:"max_bytes"`
-	// Seed fixes the sequence of sizes, dtypes and ops (the same on every
-	// rank: they must issue the same operations).
-	Seed uint64 `json:"seed"`
-	// Checkpoints is how many times, evenly over Duration after the
-	// warm-up, every rank records its goroutines and memory.
-	Checkpoints int `json:"checkpoints"`
-}
-
-// Validate checks the config; errors name the bad value and what is accepted.
-func (c *SoakConfig) Validate() error {
-	if c.Duration <= 0 {
-		return fmt.Errorf("soak duration %v: must be positive", c.Duration)
-	}
-	if c.MaxBytes < 8 || c.MaxBytes > 1<<30 {
-		return fmt.Errorf("soak max bytes %d: must be from 8 B to 1 GiB", c.MaxBytes)
-	}
-	if c.Checkpoints < 2 || c.Checkpoints > 1000 {
-		return fmt.Errorf("soak checkpoints %d: must be from 2 to 1000", c.Checkpoints)
-	}
-	return nil
-}
 
 // soakControlEvery is how many operations run between the ranks' agreement
 // on whether to stop or checkpoint: a small allreduce every so often, so
@@ -59,7 +29,7 @@ const soakControlEvery = 8
 // taken after a warm-up (every dtype at the largest size, then a fifth of
 // the duration), so that pools and buffers have reached their working size;
 // growth after it is a leak.
-func Soak(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*results.Record) error) error {
+func Soak(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
 	cfg := spec.Soak
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x50a4))
 	dtypes := collective.DTypes()
@@ -175,7 +145,7 @@ func Soak(ctx context.Context, comm collective.Comm, spec *Spec, emit func(*resu
 	return emit(soakRecord(spec, st))
 }
 
-func soakRecord(spec *Spec, st *results.SoakStats) *results.Record {
+func soakRecord(spec *job.Spec, st *results.SoakStats) *results.Record {
 	return &results.Record{
 		Kind: results.KindSoak, Collective: "allreduce", Strategy: spec.Strategy, NP: spec.NP,
 		Options: spec.Options, Link: spec.Link, Root: -1, Wrong: st.Wrong, Soak: st,

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/bench/peers"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/launch"
+	"github.com/distbench/distbench/harness/plan"
 	"github.com/distbench/distbench/results"
 )
 
@@ -21,7 +24,7 @@ const PlanFileName = "plan.yaml"
 
 // SweepOptions configure [Sweep].
 type SweepOptions struct {
-	Plan *Expanded
+	Plan *plan.Expanded
 	// Dir is the run directory; it receives results.jsonl, results.bench
 	// and plan.yaml.
 	Dir string
@@ -30,7 +33,7 @@ type SweepOptions struct {
 	// Resume skips what Dir has finished: every round of a point already
 	// recorded without error (results.DoneRounds).
 	Resume bool
-	// Exe and Args start a worker, as in LaunchOptions.
+	// Exe and Args start a worker, as in launch.Options.
 	Exe  string
 	Args []string
 	// Progress shows the sweep; nil shows nothing.
@@ -38,7 +41,7 @@ type SweepOptions struct {
 	// Stderr receives the workers' and peers' own output; default
 	// Progress.Output(), or os.Stderr.
 	Stderr io.Writer
-	// Grace is LaunchOptions.Grace.
+	// Grace is launch.Options.Grace.
 	Grace time.Duration
 }
 
@@ -81,7 +84,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	exp := o.Plan
 	prog := o.Progress
 	if prog == nil {
-		prog = NewLineProgress(io.Discard, io.Discard)
+		prog = quiet{}
 	}
 	stderr := o.Stderr
 	if stderr == nil {
@@ -137,7 +140,7 @@ sweep:
 			if round > g.Rounds {
 				continue
 			}
-			var pending []PlannedPoint
+			var pending []plan.PlannedPoint
 			for _, p := range g.Points {
 				if !done[results.PointRound{Point: p.ID, Round: round}] {
 					p.Round, p.Rounds = round, g.Rounds
@@ -176,7 +179,7 @@ sweep:
 
 // savePlan writes the plan into dir unless a plan is there already (a
 // resumed run keeps its first plan as the record of what was asked).
-func savePlan(dir string, p *Plan) error {
+func savePlan(dir string, p *plan.Plan) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -272,7 +275,7 @@ func (s *sweeper) put(r *results.Record) error {
 }
 
 // write records r and counts it.
-func (s *sweeper) write(p *PlannedPoint, r *results.Record) error {
+func (s *sweeper) write(p *plan.PlannedPoint, r *results.Record) error {
 	if err := s.put(r); err != nil {
 		return err
 	}
@@ -294,7 +297,7 @@ func (s *sweeper) write(p *PlannedPoint, r *results.Record) error {
 // group runs one launch, round round of g, over its pending points. Only a
 // failure to write results is returned; the launch's own failure is
 // recorded.
-func (s *sweeper) group(ctx context.Context, g *Group, round int, pending []PlannedPoint) error {
+func (s *sweeper) group(ctx context.Context, g *plan.Group, round int, pending []plan.PlannedPoint) error {
 	s.round, s.rounds = round, max(g.Rounds, 1)
 	if g.Skip != "" {
 		for i := range pending {
@@ -325,7 +328,7 @@ func (s *sweeper) group(ctx context.Context, g *Group, round int, pending []Plan
 			failedOne = true
 		}
 		i, ok := byID[r.Point]
-		var p *PlannedPoint
+		var p *plan.PlannedPoint
 		if ok {
 			p = &pending[i]
 			recorded[i] = true
@@ -362,7 +365,7 @@ func (s *sweeper) group(ctx context.Context, g *Group, round int, pending []Plan
 				}
 			}
 		}
-		err = Launch(ctx, LaunchOptions{Spec: &spec, Exe: s.o.Exe, Args: s.o.Args, Emit: emit, Stderr: s.stderr, Grace: s.o.Grace})
+		err = launch.Launch(ctx, launch.Options{Spec: &spec, Exe: s.o.Exe, Args: s.o.Args, Emit: emit, Stderr: s.stderr, Grace: s.o.Grace})
 	case g.Peer != nil:
 		job := g.Peer.Job
 		job.Sizes = nil
@@ -421,9 +424,9 @@ func allTrue(b []bool) bool { return !slices.Contains(b, false) }
 // which carries the point's id: so a training run counts as done, for
 // --resume, only once it has finished. Each record is held back until the
 // next arrives, to know which is last.
-func (s *sweeper) train(ctx context.Context, spec *Spec, p *PlannedPoint, emit func(*results.Record) error) error {
+func (s *sweeper) train(ctx context.Context, spec *job.Spec, p *plan.PlannedPoint, emit func(*results.Record) error) error {
 	var held *results.Record
-	err := Launch(ctx, LaunchOptions{
+	err := launch.Launch(ctx, launch.Options{
 		Spec: spec, Exe: s.o.Exe, Args: s.o.Args, Stderr: s.stderr, Grace: s.o.Grace,
 		Emit: func(r *results.Record) error {
 			if held != nil {

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +17,9 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/launch"
+	"github.com/distbench/distbench/harness/plan"
 	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 	_ "github.com/distbench/distbench/strategies/ring"
@@ -25,7 +30,7 @@ import (
 // time), the sweep tests start this binary, which Launch hands its job in
 // DISTBENCH_SPEC, and it runs WorkerMain, as `distbench worker` does.
 func TestMain(m *testing.M) {
-	if os.Getenv(EnvSpec) != "" {
+	if os.Getenv(launch.EnvSpec) != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := WorkerMain(ctx, os.Stdout, os.Getenv)
 		stop()
@@ -59,13 +64,23 @@ func (testCrash) New(ctx context.Context, cfg collective.Config) (collective.Com
 	return crashComm{c}, err
 }
 
+// testUnavailable is a strategy that cannot run anywhere, as nccl cannot
+// without a GPU.
+type testUnavailable struct{}
+
+func (testUnavailable) New(context.Context, collective.Config) (collective.Comm, error) {
+	return nil, errors.New("unavailable")
+}
+func (testUnavailable) Available() error { return errors.New("no such device") }
+
 func init() {
 	collective.Register("testcrash", testCrash{})
+	collective.Register("testunavailable", testUnavailable{})
 }
 
-func sweepOpts(t *testing.T, dir, plan string) SweepOptions {
+func sweepOpts(t *testing.T, dir, src string) SweepOptions {
 	t.Helper()
-	p, err := ParsePlan([]byte(plan))
+	p, err := plan.Parse([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +106,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	o := sweepOpts(t, dir, tinyPlan)
 	var out bytes.Buffer
-	o.Progress = NewLineProgress(&out, io.Discard)
+	o.Progress = &logProgress{out: &out}
 	res, err := Sweep(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +197,30 @@ collectives:
 	}
 }
 
+// logProgress writes what the sweep tells its Progress, a line each, as
+// the CLI's line display does: "resuming: 1 of 4 done already", "round 2 of
+// 3", "[1/12] allreduce ring np=2 4KiB float32 (round 1/3): ok".
+type logProgress struct {
+	out         io.Writer
+	done, total int
+}
+
+func (l *logProgress) Start(total, done int) {
+	l.total, l.done = total, done
+	if done > 0 {
+		fmt.Fprintf(l.out, "resuming: %d of %d done already\n", done, total)
+	}
+}
+func (l *logProgress) Round(round, rounds int)      { fmt.Fprintf(l.out, "round %d of %d\n", round, rounds) }
+func (l *logProgress) Measuring(*plan.PlannedPoint) {}
+func (l *logProgress) Finished(p *plan.PlannedPoint, r *results.Record) {
+	l.done++
+	fmt.Fprintf(l.out, "[%d/%d] %s: %s\n", l.done, l.total, p.Label(), cmp.Or(r.Error, "ok"))
+}
+func (l *logProgress) Note(string)       {}
+func (l *logProgress) Output() io.Writer { return io.Discard }
+func (l *logProgress) Stop(bool)         {}
+
 // stopAfter cancels the sweep once n points have finished.
 type stopAfter struct {
 	Progress
@@ -189,7 +228,7 @@ type stopAfter struct {
 	cancel context.CancelFunc
 }
 
-func (s *stopAfter) Finished(p *PlannedPoint, r *results.Record) {
+func (s *stopAfter) Finished(p *plan.PlannedPoint, r *results.Record) {
 	s.Progress.Finished(p, r)
 	if s.n--; s.n == 0 {
 		s.cancel()
@@ -211,7 +250,7 @@ collectives:
 	o := sweepOpts(t, dir, plan)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o.Progress = &stopAfter{Progress: NewLineProgress(io.Discard, io.Discard), n: 2, cancel: cancel}
+	o.Progress = &stopAfter{Progress: &logProgress{out: io.Discard}, n: 2, cancel: cancel}
 	res, err := Sweep(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -276,8 +315,8 @@ collectives:
 		t.Fatalf("%+v, %v", res, err)
 	}
 	run, _ := results.ReadRun(dir)
-	if r := run.Records[0]; r.Iters != MinBudgetIters || len(r.SamplesUs) != MinBudgetIters {
-		t.Errorf("iters %d, %d samples; a budget this small leaves %d", r.Iters, len(r.SamplesUs), MinBudgetIters)
+	if r := run.Records[0]; r.Iters != job.MinBudgetIters || len(r.SamplesUs) != job.MinBudgetIters {
+		t.Errorf("iters %d, %d samples; a budget this small leaves %d", r.Iters, len(r.SamplesUs), job.MinBudgetIters)
 	}
 }
 
@@ -329,44 +368,6 @@ training:
 	}
 }
 
-func TestProgressDisplays(t *testing.T) {
-	p := &PlannedPoint{ID: "x", Desc: "allreduce ring np=4 16MiB float32"}
-	ok := &results.Record{Kind: results.KindCollective, TimeUs: 1234.54, BusBWGBs: 1.234}
-	bad := &results.Record{Kind: results.KindCollective, Error: "rank 1 died"}
-	var lines bytes.Buffer
-	lp := NewLineProgress(&lines, io.Discard)
-	lp.Start(4, 1)
-	lp.Finished(p, ok)
-	lp.Finished(p, bad)
-	lp.Round(2, 2)
-	lp.Finished(&PlannedPoint{ID: "x", Desc: p.Desc, Round: 2, Rounds: 2}, ok)
-	lp.Stop(false)
-	want := "resuming: 1 of 4 done already\n" +
-		"[2/4] allreduce ring np=4 16MiB float32: 1234.5 us, busbw 1.23 GB/s\n" +
-		"[3/4] allreduce ring np=4 16MiB float32: FAILED: rank 1 died\n" +
-		"round 2 of 2\n" +
-		"[4/4] allreduce ring np=4 16MiB float32 (round 2/2): 1234.5 us, busbw 1.23 GB/s\n"
-	if lines.String() != want {
-		t.Errorf("lines:\n%s\nwant:\n%s", lines.String(), want)
-	}
-
-	// Bars are for terminals; forced to draw into a buffer, the finished
-	// points and the workers' lines scroll above the bar.
-	var bars bytes.Buffer
-	bp := newBarProgress(&bars, true)
-	bp.Start(2, 0)
-	bp.Measuring(p)
-	bp.Finished(p, ok)
-	fmt.Fprintln(bp.Output(), "[rank 1] a worker's line")
-	bp.Finished(p, ok)
-	bp.Stop(false)
-	for _, s := range []string{"[2/2] allreduce ring np=4 16MiB float32: 1234.5 us", "[rank 1] a worker's line", "2/2 done"} {
-		if !strings.Contains(bars.String(), s) {
-			t.Errorf("bars lack %q:\n%s", s, bars.String())
-		}
-	}
-}
-
 // roundsPlan: two launches (ring and testcrash, which is ring at these
 // sizes), two points each, in three rounds of 4, 3 and 3 iterations.
 const roundsPlan = `
@@ -388,7 +389,7 @@ func TestSweepRounds(t *testing.T) {
 	dir := t.TempDir()
 	o := sweepOpts(t, dir, roundsPlan)
 	var out bytes.Buffer
-	o.Progress = NewLineProgress(&out, io.Discard)
+	o.Progress = &logProgress{out: &out}
 	res, err := Sweep(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +441,7 @@ func TestSweepRoundsResume(t *testing.T) {
 	o := sweepOpts(t, dir, plan)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o.Progress = &stopAfter{Progress: NewLineProgress(io.Discard, io.Discard), n: 3, cancel: cancel}
+	o.Progress = &stopAfter{Progress: &logProgress{out: io.Discard}, n: 3, cancel: cancel}
 	res, err := Sweep(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +460,7 @@ func TestSweepRoundsResume(t *testing.T) {
 	o = sweepOpts(t, dir, plan)
 	o.Resume = true
 	var out bytes.Buffer
-	o.Progress = NewLineProgress(&out, io.Discard)
+	o.Progress = &logProgress{out: &out}
 	res, err = Sweep(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -1,162 +1,54 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/train"
 )
 
-// Environment variables through which a launcher hands a worker its job.
-// Rank and world size come from the launcher's own variables (RANK and
-// WORLD_SIZE from the local launcher or torchrun, OMPI_COMM_WORLD_* from
-// mpirun, SLURM_* from srun); see rendezvous.FromEnv.
-const (
-	EnvSpec        = "DISTBENCH_SPEC"         // the Spec as JSON
-	EnvInit        = "DISTBENCH_INIT"         // rendezvous URL; default env://
-	EnvJobID       = "DISTBENCH_JOB_ID"       // keeps jobs sharing a store apart
-	EnvToken       = "DISTBENCH_TOKEN"        // hex job secret for the transport handshake
-	EnvServerIndex = "DISTBENCH_SERVER_INDEX" // set for a strategy's server process
-	EnvServerCount = "DISTBENCH_SERVER_COUNT"
-	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default 127.0.0.1
-	EnvCPUProfile  = "DISTBENCH_CPUPROFILE"  // write each process's CPU profile to PREFIX.rankN.pprof
-	EnvSpin        = "DISTBENCH_SPIN"        // transport busy-read budget, e.g. 50us; see transport.TCPOptions.Spin
-	EnvCPUs        = "DISTBENCH_CPUS"        // CPUs to bind this process to, e.g. "2,3"; "none" binds nothing
-	// EnvLauncherFD is set by the local launcher: an inherited pipe whose
-	// write end only the launcher holds, so that its end of file means the
-	// launcher is gone, however it died; the process then exits.
-	EnvLauncherFD = "DISTBENCH_LAUNCHER_FD"
-)
-
-// RecordPrefix starts each line on which rank 0 writes a record to stdout.
-const RecordPrefix = "distbench-record "
-
 // WorkerMain is a worker or server process's whole life: join the job, build
-// the transport and communicator, measure, report. Rank 0 writes records to
-// stdout as RecordPrefix + JSON, one per line.
+// the transport and communicator, measure, report. The launch protocol
+// around it (the spec in the environment, records on stdout) is
+// launch.Worker's.
 func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) string) error {
-	spec, err := specFromEnv(getenv)
-	if err != nil {
-		return err
-	}
-	err = watchLauncher(getenv, func() {
-		who := "rank " + getenv("RANK")
-		if idx := getenv(EnvServerIndex); idx != "" {
-			who = "server " + idx
-		}
-		fmt.Fprintf(os.Stderr, "distbench: %s: the launcher that started it is gone; exiting\n", who)
-		os.Exit(1)
-	})
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(stdout)
-	emit := func(r *results.Record) error {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		bw.WriteString(RecordPrefix)
-		bw.Write(b)
-		bw.WriteByte('\n')
-		return bw.Flush()
-	}
-	if cpus := getenv(EnvCPUs); cpus != "" && cpus != "none" {
-		if err := bindToCPUs(cpus); err != nil {
-			return err
-		}
-	}
-	if prefix := getenv(EnvCPUProfile); prefix != "" {
-		stop, err := startCPUProfile(fmt.Sprintf("%s.%s%s.pprof", prefix, roleName(getenv), getenv("RANK")))
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	return RunRank(ctx, spec, getenv, emit)
-}
-
-// watchLauncher calls gone once the launcher that set EnvLauncherFD has
-// exited: a worker must not outlive it, holding its cores and ports, when it
-// is killed (kill -9 gives it no chance to stop its children). Linux also
-// has the kernel kill them (launchLinked); this works everywhere.
-func watchLauncher(getenv func(string) string, gone func()) error {
-	v := getenv(EnvLauncherFD)
-	if v == "" {
-		return nil // not started by the local launcher
-	}
-	fd, err := strconv.Atoi(v)
-	if err != nil || fd < 3 {
-		return fmt.Errorf("%s=%q: want the number of a file descriptor inherited from the launcher (3 or more)", EnvLauncherFD, v)
-	}
-	f := os.NewFile(uintptr(fd), "launcher pipe")
-	if _, err := f.Stat(); err != nil {
-		return fmt.Errorf("%s=%d: %w", EnvLauncherFD, fd, err)
-	}
-	go func() {
-		// Nothing is ever written: the read ends at end of file, when the
-		// launcher's end has closed with its process.
-		io.Copy(io.Discard, f)
-		gone()
-	}()
-	return nil
-}
-
-func roleName(getenv func(string) string) string {
-	if idx := getenv(EnvServerIndex); idx != "" {
-		return "server" + idx + "-"
-	}
-	return "rank"
-}
-
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvCPUProfile, err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", EnvCPUProfile, err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return launch.Worker(ctx, stdout, getenv, RunRank)
 }
 
 // RunRank runs one rank (or server process) of spec in a job whose launcher
 // (the local one, mpirun, srun, torchrun, a Kubernetes Job) set the
 // environment read through getenv. On rank 0, emit receives the records.
-func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit func(*results.Record) error) error {
+func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, emit func(*results.Record) error) error {
 	var err error
-	url := getenv(EnvInit)
+	url := getenv(launch.EnvInit)
 	if url == "" {
 		url = "env://"
 	}
-	jobID := getenv(EnvJobID)
+	jobID := getenv(launch.EnvJobID)
 	if jobID == "" {
 		jobID = "distbench"
 	}
 	token := []byte(jobID)
-	if t := getenv(EnvToken); t != "" {
+	if t := getenv(launch.EnvToken); t != "" {
 		if token, err = hex.DecodeString(t); err != nil {
-			return fmt.Errorf("%s: not hex: %w", EnvToken, err)
+			return fmt.Errorf("%s: not hex: %w", launch.EnvToken, err)
 		}
 	}
 	joinTimeout := max(spec.Timeout, time.Minute)
-	if idx := getenv(EnvServerIndex); idx != "" {
-		return serverMain(ctx, spec, url, jobID, token, idx, getenv(EnvServerCount), getenv(EnvListenHost), joinTimeout)
+	if idx := getenv(launch.EnvServerIndex); idx != "" {
+		return serverMain(ctx, spec, url, jobID, token, idx, getenv(launch.EnvServerCount), getenv(launch.EnvListenHost), joinTimeout)
 	}
 
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
@@ -179,7 +71,7 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 	}
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: sess.Rank(), Size: sess.Size(), Store: sess.Store(), JobID: jobID, Token: token,
-		ListenHost: getenv(EnvListenHost), ConnectTimeout: joinTimeout, Link: link, Spin: spin(getenv),
+		ListenHost: getenv(launch.EnvListenHost), ConnectTimeout: joinTimeout, Link: link, Spin: launch.Spin(getenv),
 	})
 	if err != nil {
 		return err
@@ -212,36 +104,7 @@ func RunRank(ctx context.Context, spec *Spec, getenv func(string) string, emit f
 	return err
 }
 
-// spin is the transport's busy-read budget: DISTBENCH_SPIN when set (the
-// local launcher sets it when the job's processes fit the machine's cores),
-// else none, since spinning on an oversubscribed machine only takes cores
-// from the peers being waited for.
-func spin(getenv func(string) string) time.Duration {
-	d, err := time.ParseDuration(getenv(EnvSpin))
-	if err != nil || d < 0 {
-		return 0
-	}
-	return d
-}
-
-func specFromEnv(getenv func(string) string) (*Spec, error) {
-	raw := getenv(EnvSpec)
-	if raw == "" {
-		return nil, fmt.Errorf("%s is not set: workers are started by `distbench run` or `distbench sweep`, or by a launcher that sets it", EnvSpec)
-	}
-	var spec Spec
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&spec); err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvSpec, err)
-	}
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
-	return &spec, nil
-}
-
-func serverMain(ctx context.Context, spec *Spec, url, jobID string, token []byte, idx, count, host string, timeout time.Duration) error {
+func serverMain(ctx context.Context, spec *job.Spec, url, jobID string, token []byte, idx, count, host string, timeout time.Duration) error {
 	st, err := collective.Lookup(spec.Strategy)
 	if err != nil {
 		return err
@@ -253,7 +116,7 @@ func serverMain(ctx context.Context, spec *Spec, url, jobID string, token []byte
 	index, err1 := strconv.Atoi(idx)
 	n, err2 := strconv.Atoi(count)
 	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("%s/%s: %w", EnvServerIndex, EnvServerCount, err)
+		return fmt.Errorf("%s/%s: %w", launch.EnvServerIndex, launch.EnvServerCount, err)
 	}
 	ep, err := rendezvous.ParseURL(url)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/launch"
 )
 
 // envLaunch makes the test binary a launcher: TestMain runs the CLI with the
@@ -23,7 +24,7 @@ const envLaunch = "DISTBENCH_TEST_LAUNCH"
 // stuck process would), to test what its peers report. With envLaunch set it
 // is a launcher instead, a process a test can kill.
 func TestMain(m *testing.M) {
-	if args := os.Getenv(envLaunch); args != "" && os.Getenv(harness.EnvSpec) == "" {
+	if args := os.Getenv(envLaunch); args != "" && os.Getenv(launch.EnvSpec) == "" {
 		var argv []string
 		if err := json.Unmarshal([]byte(args), &argv); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", envLaunch, err)
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(context.Background(), os.Stdout, os.Stderr, argv))
 	}
-	if os.Getenv(harness.EnvSpec) != "" {
+	if os.Getenv(launch.EnvSpec) != "" {
 		// Servers have no RANK: the hooks are for workers only.
 		rank := os.Getenv("RANK")
 		if rank != "" && os.Getenv("DISTBENCH_TEST_DIE_RANK") == rank {

@@ -17,6 +17,9 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/launch"
+	"github.com/distbench/distbench/harness/plan"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
@@ -62,7 +65,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.strategy, "strategy", "ring", "strategy to measure (see 'distbench strategies')")
 	fl.IntVar(&f.np, "np", 2, "number of ranks (local worker processes)")
-	fl.StringVar(&f.coll, "collective", "allreduce", "collective: "+strings.Join(harness.Collectives(), ", "))
+	fl.StringVar(&f.coll, "collective", "allreduce", "collective: "+strings.Join(job.Collectives(), ", "))
 	fl.StringVarP(&f.minBytes, "minbytes", "b", "4KiB", "smallest size (bytes, or with a unit: 4K, 4KiB, 1M)")
 	fl.StringVarP(&f.maxBytes, "maxbytes", "e", "64MiB", "largest size")
 	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 2, "multiply the size by this between points")
@@ -91,7 +94,7 @@ func dtypeNames() []string {
 }
 
 // sizes expands min/max/step into the list of sizes, as nccl-tests does
-// (harness.SizeSteps).
+// (plan.SizeSteps).
 func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 	lo, err := units.ParseBytes(f.minBytes)
 	if err != nil {
@@ -120,14 +123,14 @@ func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 		// Written so that NaN, of which no comparison is true, fails too.
 		return nil, fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
 	}
-	out, err := harness.SizeSteps(lo, hi, f.stepFactor, step, elem)
+	out, err := plan.SizeSteps(lo, hi, f.stepFactor, step, elem)
 	if err != nil {
 		return nil, fmt.Errorf("--minbytes %s to --maxbytes %s: %w", f.minBytes, f.maxBytes, err)
 	}
 	return out, nil
 }
 
-func (f *runFlags) spec() (*harness.Spec, error) {
+func (f *runFlags) spec() (*job.Spec, error) {
 	if _, err := collective.Lookup(f.strategy); err != nil {
 		return nil, err
 	}
@@ -144,8 +147,8 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	if f.launcher != "local" && f.launcher != "env" {
 		return nil, fmt.Errorf("--launcher %q (accepted: local, env)", f.launcher)
 	}
-	if f.timeout < harness.MinTimeout {
-		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, harness.MinTimeout)
+	if f.timeout < job.MinTimeout {
+		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
 	}
 	sizes, err := f.sizes(dt)
 	if err != nil {
@@ -166,7 +169,7 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := &harness.Spec{
+	spec := &job.Spec{
 		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check,
 		// Every iteration's time (the slowest rank's) goes into --json,
@@ -175,7 +178,7 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	}
 	for _, s := range sizes {
 		for _, inplace := range modes {
-			spec.Points = append(spec.Points, harness.Point{
+			spec.Points = append(spec.Points, job.Point{
 				Collective: f.coll, Bytes: s, DType: dt.String(), Op: f.op, Root: f.root, InPlace: inplace,
 			})
 		}
@@ -183,7 +186,7 @@ func (f *runFlags) spec() (*harness.Spec, error) {
 	return spec, spec.Validate()
 }
 
-func runSpec(cmd *cobra.Command, spec *harness.Spec, f *runFlags, stdout, stderr io.Writer) error {
+func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.Writer) error {
 	var jsonOut *os.File
 	if f.jsonPath != "" {
 		var err error
@@ -219,7 +222,7 @@ func runSpec(cmd *cobra.Command, spec *harness.Spec, f *runFlags, stdout, stderr
 	if f.launcher == "env" {
 		err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
 	} else {
-		err = harness.Launch(cmd.Context(), harness.LaunchOptions{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+		err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
 	}
 	tw.footer(err != nil)
 	if err != nil {
@@ -236,7 +239,7 @@ func runSpec(cmd *cobra.Command, spec *harness.Spec, f *runFlags, stdout, stderr
 // then in-place columns, as the records for that size arrive.
 type table struct {
 	w       *bufio.Writer
-	spec    *harness.Spec
+	spec    *job.Spec
 	modes   string
 	pending map[int64][2]*results.Record
 	busbw   []float64
@@ -245,7 +248,7 @@ type table struct {
 	rows    int
 }
 
-func newTable(w io.Writer, spec *harness.Spec, modes string) *table {
+func newTable(w io.Writer, spec *job.Spec, modes string) *table {
 	return &table{w: bufio.NewWriter(w), spec: spec, modes: modes, pending: map[int64][2]*results.Record{}, check: spec.Check}
 }
 

@@ -14,7 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distbench/distbench/collective"
-	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
 )
@@ -68,7 +69,7 @@ past the warm-up's (see the table's last column).`,
 }
 
 // specs is one launch per strategy and world size, in that order.
-func (f *soakFlags) specs() ([]*harness.Spec, error) {
+func (f *soakFlags) specs() ([]*job.Spec, error) {
 	strategies := f.strategies
 	if len(strategies) == 0 {
 		for _, name := range collective.Strategies() {
@@ -97,13 +98,13 @@ func (f *soakFlags) specs() ([]*harness.Spec, error) {
 		return nil, err
 	}
 	each := f.duration / time.Duration(len(strategies)*len(f.nps))
-	var specs []*harness.Spec
+	var specs []*job.Spec
 	for _, s := range strategies {
 		for _, np := range f.nps {
-			spec := &harness.Spec{
+			spec := &job.Spec{
 				Strategy: s, NP: np, Timeout: f.timeout, Iters: 1,
 				Options: strategyOptions(s, opts),
-				Soak:    &harness.SoakConfig{Duration: each, MaxBytes: maxBytes, Seed: f.seed, Checkpoints: f.checkpoints},
+				Soak:    &job.SoakConfig{Duration: each, MaxBytes: maxBytes, Seed: f.seed, Checkpoints: f.checkpoints},
 			}
 			if err := spec.Validate(); err != nil {
 				return nil, err
@@ -131,7 +132,7 @@ func strategyOptions(s string, opts map[string]string) map[string]string {
 	return out
 }
 
-func runSoak(cmd *cobra.Command, f *soakFlags, specs []*harness.Spec, stdout, stderr io.Writer) error {
+func runSoak(cmd *cobra.Command, f *soakFlags, specs []*job.Spec, stdout, stderr io.Writer) error {
 	var jsonOut *os.File
 	if f.jsonPath != "" {
 		var err error
@@ -149,7 +150,7 @@ func runSoak(cmd *cobra.Command, f *soakFlags, specs []*harness.Spec, stdout, st
 	for _, spec := range specs {
 		var mu sync.Mutex
 		var rec *results.Record
-		err := harness.Launch(cmd.Context(), harness.LaunchOptions{
+		err := launch.Launch(cmd.Context(), launch.Options{
 			Spec: spec, Args: []string{"worker"}, Stderr: stderr,
 			Emit: func(r *results.Record) error {
 				mu.Lock()
@@ -238,7 +239,7 @@ func growth(series []int64) int64 {
 	return slices.Min(series[h:]) - slices.Max(series[:h])
 }
 
-func soakRow(spec *harness.Spec, rec *results.Record, verdict string) string {
+func soakRow(spec *job.Spec, rec *results.Record, verdict string) string {
 	name := spec.Strategy
 	if o := spec.Options; len(o) > 0 {
 		for k, v := range o {

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/plan"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
 )
@@ -76,16 +78,16 @@ interrupted.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.plan, "plan", "", "plan file (YAML); see harness/plans/default.yaml")
+	fl.StringVar(&f.plan, "plan", "", "plan file (YAML); see harness/plan/default.yaml")
 	fl.StringVar(&f.out, "out", "", "run directory to create (default runs/<timestamp>)")
 	fl.StringVar(&f.resume, "resume", "", "continue the sweep in this run directory, skipping the points it finished")
 	fl.BoolVar(&f.noReport, "no-report", false, "do not write report.md after the sweep")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan's launches and points, and measure nothing")
 	fl.BoolVar(&f.skipUnavail, "skip-unavailable", false, "leave out what cannot run here (a strategy, peer or dataset) instead of recording it as failed")
 
-	fl.StringSliceVar(&f.strategies, "strategy", []string{harness.AllStrategies}, "strategies, comma-separated; all = every one that can run here")
+	fl.StringSliceVar(&f.strategies, "strategy", []string{plan.AllStrategies}, "strategies, comma-separated; all = every one that can run here")
 	fl.IntSliceVar(&f.nps, "np", []int{2, 4}, "world sizes, comma-separated")
-	fl.StringSliceVar(&f.colls, "collective", []string{"allreduce"}, "collectives, comma-separated: "+strings.Join(harness.Collectives(), ", "))
+	fl.StringSliceVar(&f.colls, "collective", []string{"allreduce"}, "collectives, comma-separated: "+strings.Join(job.Collectives(), ", "))
 	fl.StringVarP(&f.minBytes, "minbytes", "b", "4KiB", "smallest size")
 	fl.StringVarP(&f.maxBytes, "maxbytes", "e", "16MiB", "largest size")
 	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 4, "multiply the size by this between points")
@@ -93,27 +95,27 @@ interrupted.`,
 	fl.StringSliceVar(&f.sizes, "sizes", nil, "sizes, comma-separated (instead of -b/-e/-f), e.g. 4KiB,1MiB,16MiB")
 	fl.StringSliceVarP(&f.dtypes, "dtype", "d", []string{"float32"}, "element types, comma-separated")
 	fl.StringSliceVarP(&f.ops, "op", "o", []string{"sum"}, "reduction ops, comma-separated")
-	fl.StringVar(&f.inplace, "inplace", harness.DefaultPlanInPlace, "forms to measure: in, out or both")
+	fl.StringVar(&f.inplace, "inplace", plan.DefaultInPlace, "forms to measure: in, out or both")
 	fl.StringArrayVar(&f.links, "link", nil, "network shape, repeatable ('' = unshaped), e.g. --link '' --link 10Gbit,25us")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
 
-	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", harness.DefaultPlanIters))
-	fl.IntVarP(&f.warmup, "warmup", "w", 0, fmt.Sprintf("warm-up iterations per point (default: the plan's, else %d)", harness.DefaultPlanWarmup))
+	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", plan.DefaultIters))
+	fl.IntVarP(&f.warmup, "warmup", "w", 0, fmt.Sprintf("warm-up iterations per point (default: the plan's, else %d)", plan.DefaultWarmup))
 	fl.DurationVar(&f.timeBudget, "time-budget", 0, "stop a point's timed iterations once they took this long (at least 3 run), e.g. 2s")
-	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("measure every point in this many rounds interleaved across the sweep, 1 to %d (default: the plan's, else 1)", harness.MaxRounds))
-	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("deadline of every operation (default: the plan's, else %v)", harness.DefaultPlanTimeout))
+	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("measure every point in this many rounds interleaved across the sweep, 1 to %d (default: the plan's, else 1)", plan.MaxRounds))
+	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("deadline of every operation (default: the plan's, else %v)", plan.DefaultTimeout))
 	fl.BoolVarP(&f.check, "check", "c", true, "check results with exactly reducible inputs (default: the plan's, else on)")
 	fl.StringSliceVar(&f.peers, "peers", nil, "also run the allreduce sizes through reference implementations: mpi, gloo")
 	return cmd
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error {
-	plan, dir, err := f.build(cmd)
+	p, dir, err := f.build(cmd)
 	if err != nil {
 		return usageError{err}
 	}
-	exp, err := plan.Expand()
+	exp, err := p.Expand()
 	if err != nil {
 		return usageError{err}
 	}
@@ -121,7 +123,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 		printPlan(stdout, exp)
 		return nil
 	}
-	prog := harness.NewProgress(stdout, stderr)
+	prog := newProgress(stdout, stderr)
 	fmt.Fprintf(stdout, "distbench sweep: %s in %s%s into %s\n", plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), dir)
 	res, err := harness.Sweep(cmd.Context(), harness.SweepOptions{
 		Plan: exp, Dir: dir, Env: results.CaptureEnv(), Resume: f.resume != "",
@@ -170,7 +172,7 @@ func summary(r *harness.SweepResult) string {
 
 // build makes the plan from --plan, flags, the resumed run's plan.yaml or
 // the default, applies the overriding flags, and chooses the run directory.
-func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
+func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 	fl := cmd.Flags()
 	var fromFlags []string
 	for _, name := range planFlags {
@@ -201,7 +203,7 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 		}
 	}
 
-	var plan *harness.Plan
+	var p *plan.Plan
 	var err error
 	switch {
 	case f.plan != "":
@@ -209,14 +211,14 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 		if rerr != nil {
 			return nil, "", fmt.Errorf("--plan: %w", rerr)
 		}
-		if plan, err = harness.ParsePlan(src); err != nil {
+		if p, err = plan.Parse(src); err != nil {
 			return nil, "", fmt.Errorf("%s: %w", f.plan, err)
 		}
 	case len(fromFlags) > 0:
 		if fl.Changed("stepfactor") && !(f.stepFactor > 1 && !math.IsInf(f.stepFactor, 0)) {
 			return nil, "", fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
 		}
-		if plan, err = f.flagPlan(); err != nil {
+		if p, err = f.flagPlan(); err != nil {
 			return nil, "", err
 		}
 	case f.resume != "" && exists(filepath.Join(dir, harness.PlanFileName)):
@@ -225,13 +227,13 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 		if rerr != nil {
 			return nil, "", rerr
 		}
-		if plan, err = harness.ParsePlan(src); err != nil {
+		if p, err = plan.Parse(src); err != nil {
 			return nil, "", fmt.Errorf("%s: %w", path, err)
 		}
 	case f.resume != "":
 		return nil, "", fmt.Errorf("--resume %s: no %s there; give the plan again (--plan or flags)", dir, harness.PlanFileName)
 	default:
-		if plan, err = harness.ParsePlan(harness.DefaultPlanYAML); err != nil {
+		if p, err = plan.Parse(plan.DefaultYAML); err != nil {
 			return nil, "", fmt.Errorf("the default plan: %w", err)
 		}
 	}
@@ -241,62 +243,62 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*harness.Plan, string, error) {
 			// rather than let it quietly become 20.
 			return nil, "", fmt.Errorf("--iters %d: must be at least 1", f.iters)
 		}
-		plan.Iters = f.iters
-		for i := range plan.Collectives {
-			plan.Collectives[i].Iters = 0
+		p.Iters = f.iters
+		for i := range p.Collectives {
+			p.Collectives[i].Iters = 0
 		}
 	}
 	if fl.Changed("warmup") {
-		plan.Warmup = &f.warmup
-		for i := range plan.Collectives {
-			plan.Collectives[i].Warmup = nil
+		p.Warmup = &f.warmup
+		for i := range p.Collectives {
+			p.Collectives[i].Warmup = nil
 		}
 	}
 	if fl.Changed("time-budget") {
-		plan.TimeBudget = f.timeBudget
+		p.TimeBudget = f.timeBudget
 	}
 	if fl.Changed("rounds") {
-		if f.rounds < 1 || f.rounds > harness.MaxRounds {
-			return nil, "", fmt.Errorf("--rounds %d: want an integer from 1 to %d", f.rounds, harness.MaxRounds)
+		if f.rounds < 1 || f.rounds > plan.MaxRounds {
+			return nil, "", fmt.Errorf("--rounds %d: want an integer from 1 to %d", f.rounds, plan.MaxRounds)
 		}
 		if f.resume != "" {
 			// The rounds already recorded say how many there are; a
 			// resumed run measures the ones missing, as planned.
 			return nil, "", errors.New("--resume continues a sweep in the rounds it was planned with: it takes no --rounds")
 		}
-		plan.Rounds = harness.RoundCount(f.rounds)
+		p.Rounds = plan.RoundCount(f.rounds)
 	}
 	if fl.Changed("timeout") {
-		if f.timeout < harness.MinTimeout {
-			return nil, "", fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, harness.MinTimeout)
+		if f.timeout < job.MinTimeout {
+			return nil, "", fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
 		}
-		plan.Timeout = f.timeout
+		p.Timeout = f.timeout
 	}
 	if fl.Changed("check") {
-		plan.Check = &f.check
+		p.Check = &f.check
 	}
 	if fl.Changed("peers") {
-		plan.Peers = f.peers
+		p.Peers = f.peers
 	}
 	if fl.Changed("skip-unavailable") {
-		plan.SkipUnavailable = f.skipUnavail
+		p.SkipUnavailable = f.skipUnavail
 	}
 	if f.iters < 0 || f.warmup < 0 || f.timeBudget < 0 {
 		return nil, "", errors.New("--iters, --warmup and --time-budget must not be negative")
 	}
-	return plan, dir, nil
+	return p, dir, nil
 }
 
 // flagPlan is the one collectives block the flags describe.
-func (f *sweepFlags) flagPlan() (*harness.Plan, error) {
-	b := harness.CollectiveBlock{
+func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
+	b := plan.CollectiveBlock{
 		Strategies: f.strategies, NP: f.nps, Collectives: f.colls, DTypes: f.dtypes, Ops: f.ops,
 		InPlace: f.inplace, Links: f.links, Root: f.root,
 	}
 	if len(f.sizes) > 0 {
 		b.Sizes.List = f.sizes
 	} else {
-		b.Sizes.Range = &harness.SizeRange{Min: f.minBytes, Max: f.maxBytes, Step: f.stepBytes}
+		b.Sizes.Range = &plan.SizeRange{Min: f.minBytes, Max: f.maxBytes, Step: f.stepBytes}
 		if f.stepBytes == "" {
 			b.Sizes.Range.Factor = f.stepFactor
 		}
@@ -311,7 +313,7 @@ func (f *sweepFlags) flagPlan() (*harness.Plan, error) {
 		}
 		b.Options[k] = v
 	}
-	return &harness.Plan{Name: "flags", Collectives: []harness.CollectiveBlock{b}}, nil
+	return &plan.Plan{Name: "flags", Collectives: []plan.CollectiveBlock{b}}, nil
 }
 
 func exists(path string) bool {
@@ -320,7 +322,7 @@ func exists(path string) bool {
 }
 
 // printPlan is --dry-run's output: every launch and its points.
-func printPlan(w io.Writer, exp *harness.Expanded) {
+func printPlan(w io.Writer, exp *plan.Expanded) {
 	p := exp.Plan
 	fmt.Fprintf(w, "plan %q: %s in %s%s; iters %d, warmup %d, check %v, timeout %v",
 		p.Name, plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), p.Iters, *p.Warmup, *p.Check, p.Timeout)
@@ -350,7 +352,7 @@ func printPlan(w io.Writer, exp *harness.Expanded) {
 }
 
 // inRounds is " (3 rounds)" for a plan in several rounds, "" otherwise.
-func inRounds(exp *harness.Expanded) string {
+func inRounds(exp *plan.Expanded) string {
 	if n := exp.Rounds(); n > 1 {
 		return fmt.Sprintf(" (%d rounds)", n)
 	}
@@ -358,7 +360,7 @@ func inRounds(exp *harness.Expanded) string {
 }
 
 // roundIterList is each round's share of a group's iterations: "7+7+6".
-func roundIterList(g *harness.Group) string {
+func roundIterList(g *plan.Group) string {
 	parts := make([]string, g.Rounds)
 	for k := range parts {
 		parts[k] = fmt.Sprint(g.RoundSpec(k + 1).Iters)

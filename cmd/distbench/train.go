@@ -11,7 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distbench/distbench/collective"
-	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/nn"
@@ -70,7 +71,7 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			if err := checkData(cfg.Dataset, cfg.DataDir); err != nil {
 				return usageError{err}
 			}
-			spec := &harness.Spec{Strategy: strategy, NP: np, Timeout: timeout, Iters: 1, Link: link, Train: &cfg}
+			spec := &job.Spec{Strategy: strategy, NP: np, Timeout: timeout, Iters: 1, Link: link, Train: &cfg}
 			var err error
 			if spec.Options, err = parseOpts(opts); err != nil {
 				return usageError{err}
@@ -116,7 +117,7 @@ Every step and epoch record carries the rate it trained at (lr).`,
 				}
 				return w.Write(r)
 			}
-			err = harness.Launch(cmd.Context(), harness.LaunchOptions{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+			err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
 			if err != nil {
 				fmt.Fprintf(stdout, "# incomplete: results so far in %s\n", out)
 				return err

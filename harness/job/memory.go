@@ -1,4 +1,4 @@
-package harness
+package job
 
 import (
 	"bufio"
@@ -10,10 +10,11 @@ import (
 	"strings"
 )
 
-// availableMemory is what this machine can give a job now and where that
+// AvailableMemory is what this machine can give a job now and where that
 // figure comes from; ok is false where it cannot tell (not Linux), and the
-// memory check is then skipped. A variable, so that tests can set it.
-var availableMemory = readAvailableMemory
+// memory check is then skipped. A variable, so that tests (here and of the
+// plan) can set it.
+var AvailableMemory = readAvailableMemory
 
 // readAvailableMemory is MemAvailable from /proc/meminfo (MemTotal on
 // kernels before 3.14), or the memory cgroup's limit if lower. The limit,

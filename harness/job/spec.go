@@ -1,4 +1,4 @@
-package harness
+package job
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ type Point struct {
 	InPlace    bool   `json:"inplace"`
 }
 
-// ID is the point's stable identifier within a launch.
+// PointID is p's stable identifier within a launch.
 func (s *Spec) PointID(p Point) string {
 	id := fmt.Sprintf("%s/%s/np=%d/bytes=%d/%s/%s/root=%d/inplace=%v", p.Collective, s.Strategy, s.NP, p.Bytes, p.DType, p.Op, p.Root, p.InPlace)
 	if s.Link != "" {
@@ -139,7 +139,7 @@ func (s *Spec) Validate() error {
 }
 
 func (p Point) validate(np int) error {
-	b, ok := benchmarks[p.Collective]
+	t, ok := collectives[p.Collective]
 	if !ok {
 		return fmt.Errorf("unknown collective %q (accepted: %s)", p.Collective, strings.Join(Collectives(), ", "))
 	}
@@ -147,7 +147,7 @@ func (p Point) validate(np int) error {
 	if err != nil {
 		return err
 	}
-	if b.reduces {
+	if t.Reduces {
 		if _, err := collective.ParseOp(p.Op); err != nil {
 			return err
 		}
@@ -164,22 +164,22 @@ func (p Point) validate(np int) error {
 	return nil
 }
 
-// bufferBytes is what one rank of a world of np allocates for p (the
-// benchmark's alloc): the whole buffer, another for the out-of-place form
-// (one rank's block of it for the collectives that split it), and always
-// two for sendrecv. A strategy's own scratch comes on top.
-func (p Point) bufferBytes(np int) int64 {
+// BufferBytes is what one rank of a world of np allocates for p (the
+// harness's benchmark alloc): the whole buffer, another for the
+// out-of-place form (one rank's block of it for the collectives that split
+// it), and always two for sendrecv. A strategy's own scratch comes on top.
+func (p Point) BufferBytes(np int) int64 {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {
 		return 0
 	}
-	whole := int64(effectiveCount(p, dt, np)) * int64(dt.Size())
+	whole := int64(p.Count(dt, np)) * int64(dt.Size())
 	switch {
 	case p.Collective == "sendrecv":
 		return 2 * whole
 	case p.InPlace:
 		return whole
-	case benchmarks[p.Collective].blocks && p.Collective != "alltoall":
+	case collectives[p.Collective].Blocks && p.Collective != "alltoall":
 		return whole + whole/int64(np)
 	}
 	return 2 * whole
@@ -191,13 +191,13 @@ func (p Point) bufferBytes(np int) int64 {
 // harness allocates, so what it refuses cannot run, and what it passes may
 // still be short of the strategy's scratch.
 func (s *Spec) CheckMemory(localRanks int) error {
-	avail, source, ok := availableMemory()
+	avail, source, ok := AvailableMemory()
 	if !ok || localRanks < 1 {
 		return nil
 	}
 	e := &MemoryError{Ranks: localRanks, Available: avail, Source: source}
 	for _, p := range s.Points {
-		per := p.bufferBytes(s.NP)
+		per := p.BufferBytes(s.NP)
 		if per*int64(localRanks) <= avail {
 			continue
 		}
@@ -210,14 +210,4 @@ func (s *Spec) CheckMemory(localRanks int) error {
 		return nil
 	}
 	return e
-}
-
-// Collectives lists the collectives Measure knows, sorted.
-func Collectives() []string {
-	names := make([]string, 0, len(benchmarks))
-	for n := range benchmarks {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -1,7 +1,6 @@
-package harness
+package launch
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/results"
 )
@@ -70,9 +69,9 @@ func workerProcs(procs, cores int) (maxprocs int, spin time.Duration) {
 	return maxprocs, spin
 }
 
-// LaunchOptions configure a local launch.
-type LaunchOptions struct {
-	Spec *Spec
+// Options configure a local launch.
+type Options struct {
+	Spec *job.Spec
 	// Exe and Args start one worker: Exe is the distbench binary (default:
 	// this executable), Args the words that make it a worker ("worker").
 	Exe  string
@@ -92,7 +91,7 @@ type LaunchOptions struct {
 // processes, if it has any) over loopback, with a rendezvous store hosted
 // here, and returns when all have exited. Records are emitted as they come,
 // so a launch that fails or is interrupted keeps what it measured.
-func Launch(ctx context.Context, o LaunchOptions) error {
+func Launch(ctx context.Context, o Options) error {
 	spec := o.Spec
 	if err := spec.Validate(); err != nil {
 		return err
@@ -143,7 +142,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	}
 	switch {
 	case os.Getenv(EnvSpin) != "":
-		spinFor = spin(os.Getenv) // the user's choice, which binding follows
+		spinFor = Spin(os.Getenv) // the user's choice, which binding follows
 	case spinFor > 0:
 		base = append(base, EnvSpin+"="+spinFor.String())
 	}
@@ -280,113 +279,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// proc is one started process.
-type proc struct {
-	name string
-	rank int // -1 for a server
-	env  []string
-	cmd  *exec.Cmd
-
-	mu       sync.Mutex
-	lastLine string
-	err      error
-	done     bool
-	killed   bool
-	pipes    sync.WaitGroup
-}
-
-func (p *proc) start(exe string, args []string, lifeline *os.File, out *prefixWriter, onRecord func(string)) error {
-	p.cmd = exec.Command(exe, args...)
-	p.cmd.Env = p.env
-	p.cmd.ExtraFiles = []*os.File{lifeline}
-	dieWithLauncher(p.cmd)
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	if err := p.cmd.Start(); err != nil {
-		return err
-	}
-	scan := func(r io.Reader, records bool) {
-		defer p.pipes.Done()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64*1024), 64<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if records {
-				if rec, ok := strings.CutPrefix(line, RecordPrefix); ok {
-					onRecord(rec)
-					continue
-				}
-			}
-			p.mu.Lock()
-			if strings.TrimSpace(line) != "" {
-				p.lastLine = line
-			}
-			p.mu.Unlock()
-			out.line(p.name, line)
-		}
-	}
-	p.pipes.Add(2)
-	go scan(stdout, p.rank == 0)
-	go scan(stderr, false)
-	return nil
-}
-
-func (p *proc) wait() {
-	p.pipes.Wait() // read everything before Wait closes the pipes
-	err := p.cmd.Wait()
-	p.mu.Lock()
-	p.err, p.done = err, true
-	p.mu.Unlock()
-}
-
-// failedOnItsOwn reports a process that failed and was not killed by us.
-func (p *proc) failedOnItsOwn() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err != nil && !p.killed
-}
-
-func (p *proc) exited() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.done
-}
-
-func (p *proc) kill() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.done && p.cmd != nil && p.cmd.Process != nil {
-		p.killed = true
-		p.cmd.Process.Kill()
-	}
-}
-
-func (p *proc) describeFailure() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := fmt.Sprintf("%s (pid %d) %v", p.name, p.cmd.Process.Pid, p.err)
-	if p.lastLine != "" {
-		s += ": " + strings.TrimPrefix(p.lastLine, "distbench: ")
-	}
-	return s
-}
-
-// prefixWriter writes whole lines from several processes without interleaving them.
-type prefixWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (pw *prefixWriter) line(who, s string) {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	fmt.Fprintf(pw.w, "[%s] %s\n", who, s)
 }

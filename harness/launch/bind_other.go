@@ -1,6 +1,6 @@
 //go:build !linux
 
-package harness
+package launch
 
 // Binding processes to CPUs is implemented for Linux only.
 

@@ -1,4 +1,4 @@
-package harness
+package plan
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/workloads/models"
 )
 
 func expand(t *testing.T, src string) (*Expanded, error) {
 	t.Helper()
-	p, err := ParsePlan([]byte(src))
+	p, err := Parse([]byte(src))
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +25,7 @@ func expand(t *testing.T, src string) (*Expanded, error) {
 }
 
 func TestDefaultPlan(t *testing.T) {
-	exp, err := expand(t, string(DefaultPlanYAML))
+	exp, err := expand(t, string(DefaultYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +507,7 @@ func TestRoundIters(t *testing.T) {
 		{20, 3, []int{7, 7, 6}},
 		{21, 3, []int{7, 7, 7}},
 		{10, 3, []int{4, 3, 3}},
-		{5, 3, []int{3, 3, 3}}, // at least MinBudgetIters a round
+		{5, 3, []int{3, 3, 3}}, // at least job.MinBudgetIters a round
 		{2, 3, []int{2, 2, 2}}, // or the point's iterations, if fewer
 		{1, 2, []int{1, 1}},
 		{100, 8, []int{13, 13, 13, 13, 12, 12, 12, 12}},
@@ -526,9 +527,9 @@ func TestRoundIters(t *testing.T) {
 // "---"), which holds nothing to leave unmeasured.
 func TestPlanOneDocument(t *testing.T) {
 	for _, src := range []string{"---\ntimeout: 1m\n", "timeout: 1m\n---\n", "timeout: 1m\n---\n# nothing\n", "timeout: 1m\n...\n"} {
-		p, err := ParsePlan([]byte(src))
+		p, err := Parse([]byte(src))
 		if err != nil || p.Timeout != time.Minute {
-			t.Errorf("ParsePlan(%q) = %+v, %v", src, p, err)
+			t.Errorf("Parse(%q) = %+v, %v", src, p, err)
 		}
 	}
 }
@@ -537,8 +538,8 @@ func TestPlanOneDocument(t *testing.T) {
 // is refused before anything starts, naming the point, what it needs and
 // what is available; what fits passes.
 func TestPlanMemory(t *testing.T) {
-	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
-	availableMemory = func() (int64, string, bool) { return 16 << 30, "MemAvailable in /proc/meminfo", true }
+	defer func(f func() (int64, string, bool)) { job.AvailableMemory = f }(job.AvailableMemory)
+	job.AvailableMemory = func() (int64, string, bool) { return 16 << 30, "MemAvailable in /proc/meminfo", true }
 	const plan = "collectives:\n  - strategies: [ring]\n    np: [4]\n    collectives: [allreduce, allgather]\n    inplace: both\n    sizes: [1MiB, %s]\n"
 	_, err := expand(t, fmt.Sprintf(plan, "4GiB"))
 	want := "ring np=4: allreduce of 4GiB float32 out-of-place needs at least 32GiB of memory here (4 ranks × 8GiB of buffers), " +
@@ -549,7 +550,7 @@ func TestPlanMemory(t *testing.T) {
 	if _, err := expand(t, fmt.Sprintf(plan, "2GiB")); err != nil {
 		t.Errorf("2GiB at np 4 fits in 16GiB: %v", err)
 	}
-	availableMemory = func() (int64, string, bool) { return 0, "", false }
+	job.AvailableMemory = func() (int64, string, bool) { return 0, "", false }
 	if _, err := expand(t, fmt.Sprintf(plan, "1PiB")); err != nil {
 		t.Errorf("where memory is unknown the check passes: %v", err)
 	}

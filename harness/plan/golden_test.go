@@ -1,0 +1,133 @@
+package plan
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distbench/distbench/harness/job"
+	_ "github.com/distbench/distbench/strategies/all"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from what the plans expand to now")
+
+// TestGolden expands every plan under testdata (and the embedded default
+// plan, as default.golden) and compares what comes out, launches and
+// points, or the one-line error, with its .golden file. Run with -update
+// after a change meant to alter them, and read the diff.
+func TestGolden(t *testing.T) {
+	// Deterministic whatever this machine has: memory enough for every
+	// plan here, and no dataset found (the plans name testdata/nodata).
+	defer func(f func() (int64, string, bool)) { job.AvailableMemory = f }(job.AvailableMemory)
+	job.AvailableMemory = func() (int64, string, bool) { return 64 << 30, "MemAvailable in /proc/meminfo", true }
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := filepath.Glob("testdata/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]byte{"default": DefaultYAML}
+	for _, path := range plans {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases[strings.TrimSuffix(filepath.Base(path), ".yaml")] = src
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := render(src)
+			if isErr := strings.HasPrefix(got, "error: "); isErr != strings.HasPrefix(name, "error-") {
+				t.Errorf("%s: refused %v, but only plans named error-* should be:\n%s", name, isErr, got)
+			}
+			if strings.HasPrefix(got, "error: ") && strings.Count(got, "\n") != 1 {
+				t.Errorf("%s: the error is not one line:\n%s", name, got)
+			}
+			got = strings.ReplaceAll(got, cwd, ".") // absolute data directories
+			golden := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestGolden -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s expands differently from %s (go test -run TestGolden -update rewrites it):\n%s", name, golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// render writes what a plan expands to: its totals, notes, and each launch
+// with its settings and points; or, for a plan that is refused, "error: "
+// and the error, which must be one line. A peer's availability depends on
+// what is installed here, so it is left out.
+func render(src []byte) string {
+	var b strings.Builder
+	exp, err := expandSrc(src)
+	if err != nil {
+		fmt.Fprintf(&b, "error: %v\n", err)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "plan %q: %d points, %d launches, %d measurements, %d rounds\n",
+		exp.Plan.Name, exp.NumPoints(), exp.NumLaunches(), exp.NumMeasurements(), exp.Rounds())
+	for _, n := range exp.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	for _, g := range exp.Groups {
+		fmt.Fprintf(&b, "\nlaunch %s, %d rounds\n", g.Name(), g.Rounds)
+		if g.Skip != "" && g.Peer == nil {
+			fmt.Fprintf(&b, "  skip: %s\n", g.Skip)
+		}
+		if s := g.Spec; s != nil {
+			fmt.Fprintf(&b, "  iters %d, warmup %d, check %v, timeout %v, time budget %v, keep samples %v\n",
+				s.Iters, s.Warmup, s.Check, s.Timeout, s.TimeBudget, s.KeepSamples)
+			if s.Train != nil {
+				fmt.Fprintf(&b, "  train %+v\n", *s.Train)
+			}
+		}
+		if p := g.Peer; p != nil {
+			fmt.Fprintf(&b, "  peer job %+v\n", p.Job)
+		}
+		for _, p := range g.Points {
+			fmt.Fprintf(&b, "  %s\n    %s\n", p.ID, p.Desc)
+		}
+	}
+	return b.String()
+}
+
+func expandSrc(src []byte) (*Expanded, error) {
+	p, err := Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return p.Expand()
+}
+
+// lineDiff lists the lines of want and got that differ, by position.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}
