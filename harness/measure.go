@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -151,7 +150,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *Spec, p Point
 	rec := pointRecord(spec, p)
 	rec.Iters = iters
 	rec.Wrong = wrong
-	if err := stats.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
+	if err := results.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
 		return nil, err
 	}
 	if !spec.KeepSamples {

@@ -19,10 +19,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/distbench/distbench/bench/peers"
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
+	"github.com/distbench/distbench/peers"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/models"
@@ -125,7 +125,7 @@ type Plan struct {
 	Gradients   []GradientBlock   `yaml:"gradients,omitempty"`
 	Training    []TrainingBlock   `yaml:"training,omitempty"`
 	// Peers replays the plan's float32 sum allreduce sizes, unshaped, at its
-	// world sizes, through reference implementations (bench/peers).
+	// world sizes, through reference implementations (peers).
 	Peers []string `yaml:"peers,omitempty"`
 }
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distbench/distbench/bench/peers"
+	"github.com/distbench/distbench/peers"
 	"github.com/distbench/distbench/results"
 )
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -421,7 +420,7 @@ func TestSweepRounds(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", s, out.String())
 		}
 	}
-	merged := results.MergeRounds(run.Records, stats.Fill)
+	merged := results.MergeRounds(run.Records, results.Fill)
 	if len(merged) != 4 {
 		t.Fatalf("%d merged records, want 4", len(merged))
 	}
