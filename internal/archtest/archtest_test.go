@@ -212,7 +212,7 @@ func TestLayerRulesCatch(t *testing.T) {
 		{"harness imports the CLI", "harness/launch", []string{m("cmd/distbench")}, []string{"harness/launch -> cmd/distbench"}},
 		{"a harness part imports the harness", "harness/plan", []string{m("harness")}, []string{"harness/plan -> harness"}},
 		{"stats imports results", "stats", []string{m("results")}, []string{"stats -> results"}},
-		{"the CLI imports bench", "cmd/distbench", []string{m("bench/peers")}, []string{"cmd/distbench -> bench/peers"}},
+		{"the CLI imports bench", "cmd/distbench", []string{m("bench/lib")}, []string{"cmd/distbench -> bench/lib"}},
 		{"the module root imports bench", ".", []string{m("bench/x")}, []string{". -> bench/x"}},
 
 		{"harness imports its parts", "harness", []string{m("harness/plan"), m("harness/job"), m("harness/launch")}, nil},
