@@ -45,12 +45,12 @@ run_tool() { # tool size -> appends "tool size median_us round" to $out/results
 		tail -1 "$out/db.json" | $py -c 'import sys,json; r=json.loads(sys.stdin.read()); print(sys.argv[1], r["bytes"], r["time_us"])' "$tool" ;;
 	mpi)
 		mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo \
-			--mca oob_tcp_if_include lo -n "$np" $py bench/peers/mpi_allreduce.py --sizes "$size" \
+			--mca oob_tcp_if_include lo -n "$np" $py peers/mpi_allreduce.py --sizes "$size" \
 			--iters "$it" --warmup "$wu" 2>/dev/null | sed -n 's/^distbench-record //p' |
 			$py -c 'import sys,json,statistics as st
 for l in sys.stdin: r=json.loads(l); print("mpi", r["bytes"], st.median(r["samples_us"]))' ;;
 	gloo)
-		$py bench/peers/gloo_allreduce.py --np "$np" --sizes "$size" --iters "$it" --warmup "$wu" 2>/dev/null |
+		$py peers/gloo_allreduce.py --np "$np" --sizes "$size" --iters "$it" --warmup "$wu" 2>/dev/null |
 			sed -n 's/^distbench-record //p' | $py -c 'import sys,json,statistics as st
 for l in sys.stdin: r=json.loads(l); print("gloo", r["bytes"], st.median(r["samples_us"]))' ;;
 	esac | sed "s/\$/ $round/" >>"$out/results" # tool size median_us round

@@ -8,7 +8,6 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness/job"
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -120,7 +119,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	rec := spec.Record(p)
 	rec.Iters = iters
 	rec.Wrong = wrong
-	if err := stats.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
+	if err := results.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
 		return nil, err
 	}
 	if !spec.KeepSamples {

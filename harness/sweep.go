@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distbench/distbench/bench/peers"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/peers"
 	"github.com/distbench/distbench/results"
 )
 

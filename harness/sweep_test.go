@@ -20,7 +20,6 @@ import (
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -422,7 +421,7 @@ func TestSweepRounds(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", s, out.String())
 		}
 	}
-	merged := results.MergeRounds(run.Records, stats.Fill)
+	merged := results.MergeRounds(run.Records, results.Fill)
 	if len(merged) != 4 {
 		t.Fatalf("%d merged records, want 4", len(merged))
 	}

@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
 
-	"golang.org/x/perf/benchmath"
-
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 )
 
 // CompareOptions tunes what Compare calls a change.
@@ -43,7 +40,7 @@ type CompareOptions struct {
 	// every sample of a point measured in that second, so that point looks
 	// wholly slow in one run, the rank test's p is tiny and its own spread
 	// small, and neither sees the noise. A sweep in rounds
-	// (harness.Plan.Rounds) measures each point in launches minutes apart,
+	// (plan.Plan.Rounds) measures each point in launches minutes apart,
 	// so that such a burst hits one round; where both runs have at least
 	// MinCompareRounds rounds of a point, rounds are treated as the
 	// replicates they are, and a change counts only if it also holds across
@@ -108,18 +105,18 @@ const DefaultNoiseFactor = 5
 
 // runRoundNoise is a run's typical spread between round medians: the median
 // over its points measured in at least MinCompareRounds rounds of
-// madSpread; 0 when it has none.
+// stats.MADSpread; 0 when it has none.
 func runRoundNoise(idx map[string]*indexed) float64 {
 	var spreads []float64
 	for _, x := range idx {
 		if x.ok != nil && len(x.ok.RoundMediansUs) >= MinCompareRounds {
-			spreads = append(spreads, madSpread(x.ok.RoundMediansUs))
+			spreads = append(spreads, stats.MADSpread(x.ok.RoundMediansUs))
 		}
 	}
 	if len(spreads) == 0 {
 		return 0
 	}
-	return median(spreads)
+	return stats.Median(spreads)
 }
 
 // MinCompareRounds is the fewest rounds both runs must have of a point for
@@ -136,10 +133,10 @@ func (o CompareOptions) effectiveThreshold(base, new *results.Record, byRound bo
 		return t
 	}
 	if !byRound {
-		return max(t, o.NoiseFactor*max(robustSpread(base.SamplesUs), robustSpread(new.SamplesUs)))
+		return max(t, o.NoiseFactor*max(stats.IQRSpread(base.SamplesUs), stats.IQRSpread(new.SamplesUs)))
 	}
 	within := max(withinRoundSpread(base), withinRoundSpread(new))
-	between := max(madSpread(base.RoundMediansUs), madSpread(new.RoundMediansUs), roundNoise)
+	between := max(stats.MADSpread(base.RoundMediansUs), stats.MADSpread(new.RoundMediansUs), roundNoise)
 	return max(t, o.NoiseFactor*within, o.NoiseFactor*between)
 }
 
@@ -154,14 +151,14 @@ func withinRoundSpread(r *results.Record) float64 {
 		total += n
 	}
 	if len(counts) == 0 || total != len(r.SamplesUs) {
-		return robustSpread(r.SamplesUs)
+		return stats.IQRSpread(r.SamplesUs)
 	}
 	rel := make([]float64, 0, total)
 	at := 0
 	for _, n := range counts {
 		round := r.SamplesUs[at : at+n]
 		at += n
-		med := stats.Summarize(round).Median
+		med := stats.Median(round)
 		if med <= 0 {
 			continue
 		}
@@ -169,63 +166,7 @@ func withinRoundSpread(r *results.Record) float64 {
 			rel = append(rel, x/med)
 		}
 	}
-	return robustSpread(rel)
-}
-
-// madSpread is 1.4826 × the median absolute deviation of xs, relative to
-// their median: a normal distribution's standard deviation, estimated so
-// that one outlier of three does not move it. Of a few values the median
-// absolute deviation is too small on average (of three, by a third), so it
-// is scaled by Croux and Rousseeuw's small-sample factor (1992), which
-// makes it unbiased for a normal distribution.
-func madSpread(xs []float64) float64 {
-	n := len(xs)
-	if n < 2 {
-		return 0
-	}
-	med := median(xs)
-	if med <= 0 {
-		return 0
-	}
-	dev := make([]float64, n)
-	for i, x := range xs {
-		dev[i] = math.Abs(x - med)
-	}
-	return 1.4826 * madSmallSample(n) * median(dev) / med
-}
-
-// madSmallSample is Croux and Rousseeuw's correction of the median absolute
-// deviation of n values ("Time-efficient algorithms for two highly robust
-// estimators of scale", 1992), checked by simulation.
-func madSmallSample(n int) float64 {
-	table := []float64{2: 1.196, 3: 1.495, 4: 1.363, 5: 1.206, 6: 1.200, 7: 1.140, 8: 1.129, 9: 1.107}
-	if n < len(table) {
-		return table[n]
-	}
-	return float64(n) / (float64(n) - 0.8)
-}
-
-func median(xs []float64) float64 { return stats.Summarize(xs).Median }
-
-// robustSpread is the interquartile range over 1.349 (a normal
-// distribution's standard deviation), relative to the median.
-func robustSpread(samples []float64) float64 {
-	if len(samples) < 4 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	q := func(p float64) float64 {
-		i := p * float64(len(s)-1)
-		lo := int(i)
-		hi := min(lo+1, len(s)-1)
-		return s[lo] + (s[hi]-s[lo])*(i-float64(lo))
-	}
-	med := q(0.5)
-	if med <= 0 {
-		return 0
-	}
-	return (q(0.75) - q(0.25)) / 1.349 / med
+	return stats.IQRSpread(rel)
 }
 
 // Verdict is Compare's conclusion about one point.
@@ -505,7 +446,7 @@ func comparePoint(key string, b, n *indexed, o CompareOptions, roundNoise float6
 	}
 	byRound := pc.BaseRounds >= MinCompareRounds && pc.NewRounds >= MinCompareRounds
 	if byRound {
-		pc.RoundChange = median(pc.New.RoundMediansUs)/median(pc.Base.RoundMediansUs) - 1
+		pc.RoundChange = stats.Median(pc.New.RoundMediansUs)/stats.Median(pc.Base.RoundMediansUs) - 1
 		pc.BestRoundChange = slices.Min(pc.New.RoundMediansUs)/slices.Min(pc.Base.RoundMediansUs) - 1
 	}
 	bs, ns := pc.Base.SamplesUs, pc.New.SamplesUs
@@ -516,19 +457,21 @@ func comparePoint(key string, b, n *indexed, o CompareOptions, roundNoise float6
 		pc.Notes = append(pc.Notes, "no per-iteration samples: cannot test the change")
 		return pc
 	}
-	pc.BaseMedianUs = stats.Summarize(bs).Median
-	pc.NewMedianUs = stats.Summarize(ns).Median
+	pc.BaseMedianUs = stats.Median(bs)
+	pc.NewMedianUs = stats.Median(ns)
 	pc.Change = pc.NewMedianUs/pc.BaseMedianUs - 1
-	pc.ChangeLo, pc.ChangeHi = changeCI(bs, ns, key)
+	// The bootstrap is seeded from the point's key, so that the same runs
+	// always give the same report.
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	pc.ChangeLo, pc.ChangeHi = stats.MedianRatioCI(bs, ns, h.Sum64())
 
-	thr := benchmath.Thresholds{CompareAlpha: o.Alpha}
-	// NewSample sorts its argument in place; the records keep theirs.
-	res := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(bs), &thr), benchmath.NewSample(slices.Clone(ns), &thr))
-	pc.P = res.P
-	for _, w := range res.Warnings {
+	var warnings []error
+	pc.P, warnings = stats.MannWhitney(bs, ns, o.Alpha)
+	for _, w := range warnings {
 		pc.Notes = append(pc.Notes, w.Error())
 	}
-	significant := res.P < o.Alpha
+	significant := pc.P < o.Alpha
 	pc.Threshold = o.effectiveThreshold(pc.Base, pc.New, byRound, roundNoise)
 	// acrossRounds: the change also holds for the rounds as a whole, or
 	// there are too few rounds to ask.
@@ -554,54 +497,6 @@ func cmp(a, b *results.Record) *results.Record {
 		return a
 	}
 	return b
-}
-
-// changeCI is a 95% percentile-bootstrap confidence interval of
-// median(new)/median(base) − 1. The generator is seeded from the point's key,
-// so the same runs always give the same report.
-func changeCI(base, new []float64, key string) (lo, hi float64) {
-	if len(base) < 2 || len(new) < 2 {
-		return math.NaN(), math.NaN()
-	}
-	const resamples = 1000
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	seed := h.Sum64()
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	bs, ns := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(new))
-	bc, nc := make([]int, len(bs)), make([]int, len(ns))
-	ratios := make([]float64, resamples)
-	for i := range ratios {
-		ratios[i] = resampledMedian(ns, nc, rng) / resampledMedian(bs, bc, rng)
-	}
-	slices.Sort(ratios)
-	return ratios[int(0.025*resamples)] - 1, ratios[int(0.975*resamples)-1] - 1
-}
-
-// resampledMedian draws len(sorted) values with replacement and returns their
-// median. Because sorted is sorted, the resample's order statistics are those
-// of the drawn indices, so counting them finds the median in O(n) without
-// sorting the resample.
-func resampledMedian(sorted []float64, counts []int, rng *rand.Rand) float64 {
-	n := len(sorted)
-	clear(counts)
-	for range n {
-		counts[rng.IntN(n)]++
-	}
-	kth := func(k int) float64 { // the k-th smallest, 0-based
-		seen := 0
-		for i, c := range counts {
-			seen += c
-			if seen > k {
-				return sorted[i]
-			}
-		}
-		return sorted[n-1]
-	}
-	if n%2 == 1 {
-		return kth(n / 2)
-	}
-	return (kth(n/2-1) + kth(n/2)) / 2
 }
 
 func runNotes(base, nw *results.Run) []string {

@@ -1,18 +1,13 @@
 package reports
 
 import (
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"golang.org/x/perf/benchmath"
-
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -179,68 +174,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// TestChangeCI checks the bootstrap interval covers the true change.
-func TestChangeCI(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	tests := []struct {
-		n     int
-		ratio float64
-	}{{10, 1}, {25, 1.25}, {60, 0.9}}
-	for _, tt := range tests {
-		covered := 0
-		const trials = 80
-		for i := range trials {
-			base := noisy(rng, 100, tt.n)
-			nw := noisy(rng, 100*tt.ratio, tt.n)
-			lo, hi := changeCI(base, nw, string(rune('a'+i)))
-			if lo > hi {
-				t.Fatalf("n=%d: interval [%v, %v] upside down", tt.n, lo, hi)
-			}
-			if lo <= tt.ratio-1 && tt.ratio-1 <= hi {
-				covered++
-			}
-		}
-		// A percentile bootstrap of a median is a little optimistic at
-		// small n; demand 85% where 95% is nominal.
-		if covered < trials*85/100 {
-			t.Errorf("n=%d ratio=%v: covered the true change %d times of %d", tt.n, tt.ratio, covered, trials)
-		}
-	}
-	if lo, hi := changeCI([]float64{1}, []float64{1, 2}, "k"); !math.IsNaN(lo) || !math.IsNaN(hi) {
-		t.Errorf("one sample: CI [%v, %v], want NaN", lo, hi)
-	}
-	a, b := changeCI([]float64{1, 2, 3, 4, 5}, []float64{2, 3, 4, 5, 6}, "same-key")
-	c, d := changeCI([]float64{1, 2, 3, 4, 5}, []float64{2, 3, 4, 5, 6}, "same-key")
-	if a != c || b != d {
-		t.Errorf("changeCI is not deterministic: [%v, %v] then [%v, %v]", a, b, c, d)
-	}
-}
-
-func TestResampledMedian(t *testing.T) {
-	// Counting drawn indices must give the median that sorting the
-	// same resample gives.
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{1, 2, 3, 10, 11} {
-		sorted := make([]float64, n)
-		for i := range sorted {
-			sorted[i] = float64(i * i)
-		}
-		for range 50 {
-			seed := rng.Uint64()
-			r1 := rand.New(rand.NewPCG(uint64(n), seed))
-			r2 := rand.New(rand.NewPCG(uint64(n), seed))
-			got := resampledMedian(sorted, make([]int, n), r1)
-			re := make([]float64, n)
-			for i := range re {
-				re[i] = sorted[r2.IntN(n)]
-			}
-			if want := stats.Summarize(re).Median; got != want {
-				t.Fatalf("n=%d: resampled median %v, sorting gives %v", n, got, want)
-			}
-		}
-	}
-}
-
 func TestCompareGolden(t *testing.T) {
 	golden, err := filepath.Abs(filepath.Join("testdata", "compare.md.golden"))
 	if err != nil {
@@ -290,24 +223,6 @@ func TestCompareErrors(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := Compare(tt.base, tt.new, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error mentioning %q", tt.name, err, tt.want)
-		}
-	}
-}
-
-// TestMedianCIMatchesBenchmath: the interval distbench records is the one
-// benchstat prints for the same samples (see stats.MedianCI for the
-// documented exceptions).
-func TestMedianCIMatchesBenchmath(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	for n := 1; n <= 30; n++ {
-		if n == 24 {
-			continue // go-moremath breaks an exact tie by rounding
-		}
-		xs := noisy(rng, 100, n)
-		s := stats.Summarize(xs)
-		bm := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), &benchmath.DefaultThresholds), 0.95)
-		if s.Median != bm.Center || s.CILo != bm.Lo || s.CIHi != bm.Hi {
-			t.Errorf("n=%d: stats %v [%v, %v], benchmath %v [%v, %v]", n, s.Median, s.CILo, s.CIHi, bm.Center, bm.Lo, bm.Hi)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -39,7 +38,7 @@ func TestNoiseFloor(t *testing.T) {
 				}
 				r := &results.Record{Kind: results.KindCollective, Point: "p", Collective: "allreduce", Strategy: "ring", NP: 2,
 					Bytes: 1 << 20, Count: 1 << 18, DType: "float32", Op: "sum"}
-				if err := stats.Fill(r, samples); err != nil {
+				if err := results.Fill(r, samples); err != nil {
 					t.Fatal(err)
 				}
 				if err := w.Write(r); err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -226,7 +225,7 @@ func readRun(dir string) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run.Records = results.MergeRounds(run.Records, stats.Fill)
+	run.Records = results.MergeRounds(run.Records, results.Fill)
 	return run, nil
 }
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 )
 
 // roundsRun describes a synthetic run in rounds: per point, per round, a
@@ -217,10 +217,10 @@ func TestRoundRule(t *testing.T) {
 		var all []float64
 		for _, xs := range rounds {
 			all = append(all, xs...)
-			r.RoundMediansUs = append(r.RoundMediansUs, median(xs))
+			r.RoundMediansUs = append(r.RoundMediansUs, stats.Median(xs))
 			r.RoundSampleCounts = append(r.RoundSampleCounts, len(xs))
 		}
-		if err := stats.Fill(r, all); err != nil {
+		if err := results.Fill(r, all); err != nil {
 			t.Fatal(err)
 		}
 		return r
@@ -297,29 +297,5 @@ func TestCompareRoundsReport(t *testing.T) {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, rep)
 		}
-	}
-}
-
-// TestMadSpread: the between-round spread estimates a normal distribution's
-// standard deviation without bias, however few the rounds, and one outlier
-// of three does not move it.
-func TestMadSpread(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	for _, n := range []int{2, 3, 4, 5, 7, 12} {
-		const trials, sigma = 40000, 0.02
-		sum := 0.0
-		xs := make([]float64, n)
-		for range trials {
-			for i := range xs {
-				xs[i] = 100 * (1 + sigma*rng.NormFloat64())
-			}
-			sum += madSpread(xs)
-		}
-		if got := sum / trials; got < 0.95*sigma || got > 1.05*sigma {
-			t.Errorf("n=%d: mean spread %.4f, want %.4f within 5%%", n, got, sigma)
-		}
-	}
-	if a, b := madSpread([]float64{100, 101, 99}), madSpread([]float64{100, 99, 500}); a != b {
-		t.Errorf("an outlying round moved the spread: %v, then %v", a, b)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 )
 
 // Synthetic runs for the tests: times follow a latency + size/bandwidth model
@@ -75,7 +75,7 @@ func measure(rng *rand.Rand, m model, collective string, np int, bytes int64, n 
 	}
 	r.Point = fmt.Sprintf("%s/%s/np=%d/bytes=%d/float32", collective, who, np, bytes)
 	t := m.alphaUs(np) + float64(bytes)*factor(collective, np)/(m.busGBs(np)*1e3)
-	if err := stats.Fill(&r, noisy(rng, t*slowdown, n)); err != nil {
+	if err := results.Fill(&r, noisy(rng, t*slowdown, n)); err != nil {
 		panic(err)
 	}
 	return r

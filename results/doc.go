@@ -24,13 +24,13 @@
 //	defer w.Close()
 //	for _, pt := range plan {
 //		if done[pt.ID] { continue } // done, _ := results.Done(runDir) for --resume
-//		rec := measure(pt)          // stats.Fill(&rec, samplesUs) fills the numbers
+//		rec := measure(pt)          // results.Fill(&rec, samplesUs) fills the numbers
 //		if err := w.Write(&rec); err != nil { ... }
 //	}
 //	return w.Finish() // marks the run complete; Close alone means "interrupted"
 //
 //	run, err := results.ReadRun(runDir) // run.Records, run.Failed(), run.Missing()
-//	merged := results.MergeRounds(run.Records, stats.Fill) // one record a point, its rounds pooled
+//	merged := results.MergeRounds(run.Records, results.Fill) // one record a point, its rounds pooled
 //
 // # Files
 //

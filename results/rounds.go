@@ -7,8 +7,8 @@ import (
 )
 
 // FillFunc summarises per-iteration samples (µs) into a record's time
-// statistics, algbw and busbw. harness/stats.Fill is the one distbench uses;
-// it is passed in because that package imports this one.
+// statistics, algbw and busbw. [Fill] is the one distbench uses; tests
+// pass their own.
 type FillFunc func(r *Record, samplesUs []float64) error
 
 // MergeRounds returns recs with the round records of every point measured in

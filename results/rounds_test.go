@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -24,7 +23,7 @@ func roundRec(t testing.TB, id string, round, of int, samples ...float64) result
 		FinishedAt:  time.Date(2026, 1, 1, 0, round, 1, 0, time.UTC),
 		ElapsedSecs: 1,
 	}
-	if err := stats.Fill(&r, samples); err != nil {
+	if err := results.Fill(&r, samples); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -108,7 +107,7 @@ func TestMergeRounds(t *testing.T) {
 		{
 			name: "merging merged records changes nothing",
 			in: func(t testing.TB) []results.Record {
-				return results.MergeRounds([]results.Record{roundRec(t, "a", 1, 2, r1...), roundRec(t, "a", 2, 2, r3...)}, stats.Fill)
+				return results.MergeRounds([]results.Record{roundRec(t, "a", 1, 2, r1...), roundRec(t, "a", 2, 2, r3...)}, results.Fill)
 			},
 			want: []wantRec{{point: "a", samples: concat(r1, r3), medians: []float64{11, 12}, counts: []int{3, 3}, of: 2}},
 		},
@@ -117,7 +116,7 @@ func TestMergeRounds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.in(t)
 			before := slices.Clone(in)
-			got := results.MergeRounds(in, stats.Fill)
+			got := results.MergeRounds(in, results.Fill)
 			for i := range in {
 				if !slices.Equal(in[i].SamplesUs, before[i].SamplesUs) || in[i].Round != before[i].Round {
 					t.Fatalf("MergeRounds modified its input record %d", i)
@@ -170,10 +169,10 @@ func (w wantRec) check(t *testing.T, r *results.Record) {
 	if len(w.samples) == 0 {
 		return
 	}
-	// The statistics are the pooled samples', as stats.Fill computes them.
+	// The statistics are the pooled samples', as results.Fill computes them.
 	var want results.Record
 	want.Collective, want.NP, want.Bytes = r.Collective, r.NP, r.Bytes
-	if err := stats.Fill(&want, w.samples); err != nil {
+	if err := results.Fill(&want, w.samples); err != nil {
 		t.Fatal(err)
 	}
 	if r.TimeUs != want.TimeUs || r.TimeUsP95 != want.TimeUsP95 || r.TimeUsCILo != want.TimeUsCILo || r.BusBWGBs != want.BusBWGBs {
@@ -191,7 +190,7 @@ func concat(xs ...[]float64) []float64 { return slices.Concat(xs...) }
 func TestMergeRoundsWrong(t *testing.T) {
 	a, b := roundRec(t, "a", 1, 2, 1, 2, 3), roundRec(t, "a", 2, 2, 1, 2, 3)
 	b.Wrong = 4
-	got := results.MergeRounds([]results.Record{a, b}, stats.Fill)
+	got := results.MergeRounds([]results.Record{a, b}, results.Fill)
 	if len(got) != 1 || got[0].Wrong != 4 {
 		t.Fatalf("merged %+v, want one record with 4 wrong", got)
 	}
@@ -259,7 +258,7 @@ func TestRoundsOnDisk(t *testing.T) {
 	if done, _ := results.Done(dir); len(done) != 3 {
 		t.Errorf("Done = %v, want a b c", done)
 	}
-	merged := results.MergeRounds(run.Records, stats.Fill)
+	merged := results.MergeRounds(run.Records, results.Fill)
 	if len(merged) != 3 {
 		t.Fatalf("%d merged records, want 3", len(merged))
 	}
@@ -290,7 +289,7 @@ func TestOldFileHasOneRound(t *testing.T) {
 	if rounds, _ := results.DoneRounds(dir); !rounds[results.PointRound{Point: "p", Round: 1}] {
 		t.Errorf("DoneRounds = %v", rounds)
 	}
-	if got := results.MergeRounds(run.Records, stats.Fill); len(got) != 1 || !slices.Equal(got[0].SamplesUs, []float64{2, 3, 4}) || got[0].RoundMediansUs != nil {
+	if got := results.MergeRounds(run.Records, results.Fill); len(got) != 1 || !slices.Equal(got[0].SamplesUs, []float64{2, 3, 4}) || got[0].RoundMediansUs != nil {
 		t.Errorf("merged %+v", got)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
 )
@@ -93,7 +92,7 @@ func writeRoundsRun(t *testing.T, dir string, us ...float64) {
 		for i := range 7 {
 			samples = append(samples, center*(1+float64(i%4-2)/200)) // ±1%
 		}
-		if err := stats.Fill(r, samples); err != nil {
+		if err := results.Fill(r, samples); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Write(r); err != nil {

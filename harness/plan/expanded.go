@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/distbench/distbench/bench/peers"
 	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/peers"
 	"github.com/distbench/distbench/results"
 )
 

@@ -105,7 +105,7 @@ type Plan struct {
 	Gradients   []GradientBlock   `yaml:"gradients,omitempty"`
 	Training    []TrainingBlock   `yaml:"training,omitempty"`
 	// Peers replays the plan's float32 sum allreduce sizes, unshaped, at its
-	// world sizes, through reference implementations (bench/peers).
+	// world sizes, through reference implementations (peers).
 	Peers []string `yaml:"peers,omitempty"`
 }
 

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/distbench/distbench/bench/peers"
 	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/peers"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/models"

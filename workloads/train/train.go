@@ -6,13 +6,13 @@ import (
 	"hash/fnv"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/models"
 	"github.com/distbench/distbench/workloads/nn"
@@ -260,7 +260,7 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.Steps = step
 	sum.ImagesPerS = float64(step*cfg.Batch) / sum.WallSeconds
-	sum.ComputeMs, sum.CommMs, sum.ExposedMs = median(computeMs), median(commMs), median(exposedMs)
+	sum.ComputeMs, sum.CommMs, sum.ExposedMs = stats.Median(computeMs), stats.Median(commMs), stats.Median(exposedMs)
 	sum.WeightsHash = hashWeights(net.Data)
 	if sum.Identical, err = sameOnAllRanks(ctx, comm, sum.WeightsHash); err != nil {
 		return nil, err
@@ -324,13 +324,4 @@ func sameOnAllRanks(ctx context.Context, comm collective.Comm, h uint64) (bool, 
 		}
 	}
 	return true, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -1,22 +1,30 @@
-// Package stats summarises benchmark samples the way distbench reports them:
-// medians, tail percentiles and a distribution-free confidence interval of the
-// median, never a mean alone; and it computes bandwidth with nccl-tests'
-// conventions so that numbers can be set beside nccl-tests' own.
+// Package stats is distbench's one statistics package: it summarises
+// benchmark samples the way distbench reports them (medians, tail
+// percentiles and a distribution-free confidence interval of the median,
+// never a mean alone), computes bandwidth with nccl-tests' conventions so
+// that numbers can be set beside nccl-tests' own, and holds what compare
+// needs to call a change: robust spreads, the Mann-Whitney U test and a
+// bootstrap interval of a ratio of medians. It imports nothing of distbench;
+// results.Fill puts a [Summary] into a record.
 //
 // # Usage
 //
 // The harness times every iteration (the slowest rank's time, in µs) and
 // hands the samples over once the point is done:
 //
-//	rec := results.Record{Kind: results.KindCollective, Collective: "allreduce",
-//		NP: 4, Bytes: 16 << 20, ...}
-//	if err := stats.Fill(&rec, samplesUs); err != nil { ... } // times, samples, algbw, busbw
-//
-// or, piece by piece:
-//
 //	s := stats.Summarize(samplesUs)   // s.Median, s.P95, s.CILo, s.CIHi, ...
 //	algbw := stats.AlgBW(bytes, s.Median/1e6)
 //	busbw, err := stats.BusBW("allreduce", np, algbw)
+//
+// and compare asks whether two runs' samples of a point differ:
+//
+//	p, warnings := stats.MannWhitney(base, new, 0.05)
+//	lo, hi := stats.MedianRatioCI(base, new, seed) // of median(new)/median(base) − 1
+//	floor := 5 * max(stats.IQRSpread(base), stats.IQRSpread(new))
+//
+// One definition of each statistic: [Median] averages the middle pair, and
+// [Quantile] interpolates between order statistics (R's type 7), both as
+// [Summarize] reports them.
 //
 // # Why these statistics
 //

@@ -8,7 +8,7 @@ trains on its DistributedSampler shard; after backward every parameter's
 gradient is all_reduce'd and divided by the world size), gloo backend.
 Reads the IDX files from the same data directory as distbench (make data).
 
-    python3 bench/peers/torch_mnist_tutorial.py --np 2 --epochs 2 --batch 128 --lr 0.01 --momentum 0.5
+    python3 peers/torch_mnist_tutorial.py --np 2 --epochs 2 --batch 128 --lr 0.01 --momentum 0.5
 
 Prints one JSON line per epoch: test loss, accuracy, images/s, wall time.
 """

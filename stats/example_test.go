@@ -3,7 +3,7 @@ package stats_test
 import (
 	"fmt"
 
-	"github.com/distbench/distbench/harness/stats"
+	"github.com/distbench/distbench/stats"
 )
 
 func ExampleSummarize() {

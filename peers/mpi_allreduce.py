@@ -12,7 +12,7 @@ peers and the strategies are summarised by the same code.
 Run standalone:
 
     mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -n 2 \\
-        /usr/bin/python3 bench/peers/mpi_allreduce.py --sizes 4K,1M,16M --iters 20 --check
+        /usr/bin/python3 peers/mpi_allreduce.py --sizes 4K,1M,16M --iters 20 --check
 
 `distbench sweep --peers mpi` runs it for you. Needs Debian's openmpi-bin
 and python3-mpi4py.
@@ -26,7 +26,7 @@ import numpy as np
 from mpi4py import MPI
 
 PREFIX = "distbench-record "
-MIN_BUDGET_ITERS = 3  # harness.MinBudgetIters
+MIN_BUDGET_ITERS = 3  # job.MinBudgetIters
 
 
 def parse_size(s):

@@ -12,7 +12,7 @@ distbench computes the statistics from samples_us itself.
 
 Run standalone:
 
-    /usr/bin/python3 bench/peers/gloo_allreduce.py --np 2 --sizes 4K,1M,16M --iters 20 --check
+    /usr/bin/python3 peers/gloo_allreduce.py --np 2 --sizes 4K,1M,16M --iters 20 --check
 
 `distbench sweep --peers gloo` runs it for you. Needs Debian's python3-torch.
 """
@@ -29,7 +29,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 PREFIX = "distbench-record "
-MIN_BUDGET_ITERS = 3  # harness.MinBudgetIters
+MIN_BUDGET_ITERS = 3  # job.MinBudgetIters
 
 
 def parse_size(s):

@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/distbench/distbench/results"
 )
 
 func near(a, b, tol float64) bool {
@@ -190,58 +188,5 @@ func TestBusBW(t *testing.T) {
 		if err != nil || !near(got, tt.want, 1e-12) {
 			t.Errorf("BusBW(%q, %d, 10) = %v, %v; want %v", tt.collective, tt.np, got, err, tt.want)
 		}
-	}
-}
-
-func TestFill(t *testing.T) {
-	samples := []float64{1000, 1100, 900, 1000, 1050, 950, 1000}
-	tests := []struct {
-		name      string
-		rec       results.Record
-		wantBus   float64
-		wantErr   bool
-		wantNoCI  bool
-		wantAlgBW float64
-	}{
-		{
-			name:      "allreduce",
-			rec:       results.Record{Collective: "allreduce", NP: 4, Bytes: 1e6},
-			wantAlgBW: 1, wantBus: 1.5,
-		},
-		{
-			name:      "unknown collective still fills times",
-			rec:       results.Record{Collective: "mystery", NP: 4, Bytes: 1e6},
-			wantAlgBW: 1, wantErr: true,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := tt.rec
-			err := Fill(&r, samples)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("Fill error = %v, wantErr %v", err, tt.wantErr)
-			}
-			if r.TimeUs != 1000 || r.TimeUsMin != 900 || r.TimeUsMax != 1100 {
-				t.Errorf("times: median %v min %v max %v", r.TimeUs, r.TimeUsMin, r.TimeUsMax)
-			}
-			if r.TimeUsCILo != 900 || r.TimeUsCIHi != 1100 {
-				t.Errorf("CI = [%v, %v], want [900, 1100]", r.TimeUsCILo, r.TimeUsCIHi)
-			}
-			if len(r.SamplesUs) != len(samples) || &r.SamplesUs[0] == &samples[0] {
-				t.Errorf("SamplesUs should be a copy of the samples")
-			}
-			if !near(r.AlgBWGBs, tt.wantAlgBW, 1e-12) || !near(r.BusBWGBs, tt.wantBus, 1e-12) {
-				t.Errorf("algbw %v busbw %v, want %v %v", r.AlgBWGBs, r.BusBWGBs, tt.wantAlgBW, tt.wantBus)
-			}
-		})
-	}
-}
-
-func TestApplyOmitsInfiniteCI(t *testing.T) {
-	var r results.Record
-	r.TimeUsCILo, r.TimeUsCIHi = 5, 6 // stale values must be cleared
-	Summarize([]float64{1, 2, 3}).Apply(&r)
-	if r.TimeUsCILo != 0 || r.TimeUsCIHi != 0 {
-		t.Errorf("CI = [%v, %v], want absent", r.TimeUsCILo, r.TimeUsCIHi)
 	}
 }

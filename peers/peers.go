@@ -4,7 +4,7 @@
 // in the binary, that measures as the harness does (warm-up, timed
 // iterations, the slowest rank's time per iteration, an exact #wrong count)
 // and prints distbench records; the statistics and bus bandwidth are
-// computed here, by harness/stats, so that peers and strategies are
+// computed here, by results.Fill, so that peers and strategies are
 // summarised by the same code and share the report's plots.
 //
 // A peer that is not installed is not an error to hide: [Available] says
@@ -14,8 +14,8 @@
 // The scripts also run by hand, without distbench:
 //
 //	mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -n 2 \
-//	    /usr/bin/python3 bench/peers/mpi_allreduce.py --sizes 4K,1M,16M --check
-//	/usr/bin/python3 bench/peers/gloo_allreduce.py --np 2 --sizes 4K,1M,16M --check
+//	    /usr/bin/python3 peers/mpi_allreduce.py --sizes 4K,1M,16M --check
+//	/usr/bin/python3 peers/gloo_allreduce.py --np 2 --sizes 4K,1M,16M --check
 package peers
 
 import (
@@ -35,7 +35,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distbench/distbench/harness/stats"
 	"github.com/distbench/distbench/results"
 )
 
@@ -43,7 +42,7 @@ import (
 var scripts embed.FS
 
 // RecordPrefix starts each line on which a script prints a record; the same
-// as harness.RecordPrefix, so that one grep finds both.
+// as launch.RecordPrefix, so that one grep finds both.
 const RecordPrefix = "distbench-record "
 
 // Job is one run of a peer: every size at one world size, float32 sum
@@ -58,7 +57,7 @@ type Job struct {
 	// such knob). The whole run is bounded by Timeout per size plus a
 	// minute for start-up, so that a hung peer cannot stall a sweep.
 	Timeout time.Duration
-	// TimeBudget caps each size's timed iterations as harness.Spec's does.
+	// TimeBudget caps each size's timed iterations as job.Spec's does.
 	TimeBudget time.Duration
 }
 
@@ -308,7 +307,7 @@ func decode(line []byte, name string, job Job) (*results.Record, error) {
 	}
 	sk := Skeleton(name, job.NP, rec.Bytes)
 	sk.Iters, sk.Warmup, sk.Wrong, sk.ElapsedSecs = len(rec.SamplesUs), rec.Warmup, rec.Wrong, rec.ElapsedSecs
-	if err := stats.Fill(sk, rec.SamplesUs); err != nil {
+	if err := results.Fill(sk, rec.SamplesUs); err != nil {
 		return nil, fmt.Errorf("peer %s: %w", name, err)
 	}
 	return sk, nil
