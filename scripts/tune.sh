@@ -65,7 +65,7 @@ write() {
 		echo "# command: $cmd"
 		echo "# machine: $machine; date: $(date -u +%Y-%m-%dT%H:%MZ); commit: $commit; rounds $rounds, quick $quick"
 		printf 'collective\tnp\tbytes\t%s\ttime_us\n' "$col"
-		sort -t$'\t' -k2,2 -k3,3n -k4,4n -k1,1 "$tmp/raw" | awk -F'\t' -v OFS='\t' '
+		sort -t$'\t' -k2,2 -k3,3n -k4,4n -k1,1h "$tmp/raw" | awk -F'\t' -v OFS='\t' '
 			function flush(   i, j, t, m) {
 				if (n == 0) return
 				for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
