@@ -33,7 +33,7 @@ type CompareOptions struct {
 	// 0 means DefaultNoiseFactor; negative disables it.
 	//
 	// Where both runs have at least MinCompareRounds rounds of a point
-	// (harness.Plan.Rounds), rounds are the replicates, since a burst of load
+	// (plan.Plan.Rounds), rounds are the replicates, since a burst of load
 	// slows every sample of one round at once. A change must then also hold
 	// across rounds:
 	//

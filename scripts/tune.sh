@@ -141,7 +141,7 @@ tree_rd() {
 	write tree-rd algo "$bin run --strategy tree --np N -b 1KiB -e 256KiB -f 4 --inplace in --opt algo=rd|dbtree"
 }
 
-# Spinning (harness.DefaultSpin): DISTBENCH_SPIN=0 against the default,
+# Spinning (launch.DefaultSpin, harness/launch): DISTBENCH_SPIN=0 against the default,
 # which spins when every rank has a core of its own.
 spin() {
 	local s r
