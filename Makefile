@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/distbench
 PKGS    := ./...
 
-.PHONY: all build test test-short lint sweep bench data peers soak clean
+.PHONY: all build test test-short lint sweep bench data peers soak tune clean
 
 all: build
 
@@ -59,6 +59,13 @@ sweep: build
 # goroutines and memory; run it beside `stress-ng --cpu 4` to soak under load.
 soak: build
 	$(BIN) soak --duration $${SOAK_DURATION:-30m} --np 2,3,4,5,6,7,8
+
+# Regenerate docs/tuning/*.tsv, the tables behind the tuned constants
+# (docs/tuning.md), on this machine. TUNE_ROUNDS=1 TUNE_QUICK=1 checks that
+# it works in minutes; TUNE_TABLES picks tables (noise-factor, hours, is
+# made only when named). See scripts/tune.sh for every knob.
+tune: build
+	DISTBENCH=$(BIN) ./scripts/tune.sh
 
 # Go benchmarks of the hot paths (kernels, transport, strategies).
 bench:

@@ -24,63 +24,33 @@ type CompareOptions struct {
 	Alpha float64
 	// NoiseFactor scales each point's own noise into its threshold: a change
 	// counts only beyond NoiseFactor × the larger robust spread of the two
-	// runs' samples (interquartile range / 1.349, relative to the median:
-	// the standard deviation's estimate that a few slow outliers do not
-	// inflate), and beyond Threshold. Samples of one run share its machine's
-	// state, so a rank test over them sees drift between runs as
-	// significant. On a shared 2-core machine under load, 20 pairs of
-	// same-build sweeps of the default plan (bench/compare-trials.sh)
-	// flagged a "regression" in 19 of 20 pairs at Threshold alone, 7 at
-	// factor 3, 2 at 4 and 1 at 5, while links shaped from 1Gbit to 800Mbit
-	// (20–28% slower) were still caught at factor 5 at five bandwidth-bound
-	// points. 0 means DefaultNoiseFactor; negative disables it.
+	// runs' samples (interquartile range / 1.349, relative to the median),
+	// and beyond Threshold. Samples of one run share its machine's state, so
+	// a rank test over them alone sees drift between runs as significant.
+	// 0 means DefaultNoiseFactor; negative disables it.
 	//
-	// Rounds. Samples taken back to back share more than the machine's
-	// state: a burst of load from other work that lasts a second slows
-	// every sample of a point measured in that second, so that point looks
-	// wholly slow in one run, the rank test's p is tiny and its own spread
-	// small, and neither sees the noise. A sweep in rounds
-	// (plan.Plan.Rounds) measures each point in launches minutes apart,
-	// so that such a burst hits one round; where both runs have at least
-	// MinCompareRounds rounds of a point, rounds are treated as the
-	// replicates they are, and a change counts only if it also holds across
-	// rounds:
+	// Where both runs have at least MinCompareRounds rounds of a point
+	// (plan.Plan.Rounds), rounds are the replicates, since a burst of load
+	// slows every sample of one round at once. A change must then also hold
+	// across rounds:
 	//
-	//   - the median of the new run's round medians must differ from the
-	//     median of the base run's by more than the threshold too
-	//     (PointComparison.RoundChange), not only the pooled samples'
-	//     median: a median of three or more round medians ignores one slow
-	//     round in either run, while a real change moves every round;
-	//   - and so must the fastest round's median (PointComparison.
-	//     BestRoundChange): a build that is really slower is slower in its
-	//     best round too, while a burst of load, even one long enough to
-	//     span two rounds of three, leaves one round alone (in 20 same-build
-	//     trials on a shared 2-core machine, the two false alarms that the
-	//     median of round medians let through were points slow in two of
-	//     three rounds);
-	//   - the noise floor is NoiseFactor × the larger of two spreads, each
-	//     taken from both runs as above: within rounds, the robust spread of
-	//     the samples relative to their own round's median (so that a slow
-	//     round does not count as within-round noise, and rounds of three
-	//     samples still contribute), and between rounds, the robust spread
-	//     of the round medians (1.4826 × their median absolute deviation,
-	//     with the small-sample factor that makes it unbiased, 1.495 for
-	//     three rounds, relative to their median: the standard deviation's
-	//     estimate that one outlying round does not inflate). The first is
-	//     what the floor measures in a single-round run; the second is the
-	//     variation at the scale of minutes, from launch to launch, that
-	//     back-to-back samples cannot see. Three round medians estimate
-	//     it poorly (two alike make it zero), so it is at least the run's
-	//     typical one (Comparison.RoundNoise): the median, over every point
-	//     measured in rounds, of this spread, the larger of the two runs'.
-	//     On the shared 2-core machine that floor was 11-21%: same-build
-	//     trials had then flagged points that were 36% and 73% slower in
-	//     every round of one run, from one launch to the next.
+	//   - the median of the round medians must change by more than the
+	//     threshold (PointComparison.RoundChange): one slow round in either
+	//     run does not move it, a real change moves every round;
+	//   - so must the fastest round's median (PointComparison.
+	//     BestRoundChange): a slower build is slower in its best round too,
+	//     while load spanning two rounds of three leaves one alone;
+	//   - the noise floor is NoiseFactor × the larger of the within-round
+	//     spread (samples relative to their own round's median) and the
+	//     between-round spread (1.4826 × the round medians' MAD, unbiased for
+	//     small counts, relative to their median), the latter at least the
+	//     run's typical one (Comparison.RoundNoise), since three rounds
+	//     estimate it poorly.
 	//
-	// With fewer rounds in either run (a single-round run, or a point an
-	// interrupted sweep left with fewer), the rule is the single-round one
-	// above, over the pooled samples, whose spread then includes the
-	// rounds' spread.
+	// With fewer rounds in either run the single-round rule applies over the
+	// pooled samples. The default and the round rules were chosen from
+	// same-build sweep pairs (bench/compare-trials.sh; `make tune
+	// TUNE_TABLES=noise-factor` remeasures): docs/tuning.md, noise-factor.
 	NoiseFactor float64
 	// IgnoreLink matches points regardless of their network shaping, to
 	// compare one network with another. Compare does so by itself when each
@@ -99,8 +69,10 @@ func DefaultCompareOptions() CompareOptions {
 	return CompareOptions{Threshold: 0.05, Alpha: 0.05, NoiseFactor: DefaultNoiseFactor}
 }
 
-// DefaultNoiseFactor is CompareOptions.NoiseFactor's default; see there for
-// the measurement that chose it.
+// DefaultNoiseFactor is CompareOptions.NoiseFactor's default: in same-build
+// trials on a loaded 2-core machine, the smallest factor that kept false
+// alarms to 1 pair in 20 while still catching a 20% slower link
+// (docs/tuning.md, noise-factor).
 const DefaultNoiseFactor = 5
 
 // runRoundNoise is a run's typical spread between round medians: the median

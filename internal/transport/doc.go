@@ -90,13 +90,13 @@
 // applied by a delay line per connection. [ParseLink] reads forms such as
 // "10Gbit,25us", "800Mbit", presets ("1g", "10g", "25g", "100g", "lan",
 // "wan") and "none". The latency is added to the host's own (tens of
-// microseconds on loopback). Waits use nanosleep(2), about 50µs precise,
-// because Go timers may wake a millisecond late, and a delay's last 50µs is
-// spun; so latencies of a millisecond and up are reproduced within a few
-// percent, and shorter ones are never cut short. With latency
-// set, received payloads go through fresh memory rather than straight into
-// the posted buffer, so that matching happens when the message becomes
-// visible, in order.
+// microseconds on loopback). Waits use nanosleep(2), with the thread's
+// timer slack cut from the kernel's 50µs to 1µs, because Go timers may wake
+// a millisecond late. A delay is slept to its end, never cut short, and
+// never spun: with more ranks than cores a spinning delay line would take
+// the core its peer needs. With latency set, received payloads go through
+// fresh memory rather than straight into the posted buffer, so that
+// matching happens when the message becomes visible, in order.
 //
 // # Usage
 //

@@ -19,24 +19,12 @@
 //	24     40   reserved, zero
 //
 // Why the padding: every payload then starts at a multiple of 64 bytes in the
-// stream. A sender writes a frame with one writev, and the kernel copies the
-// payload into pages it fills in stream order; a receiver reads a payload
-// into its own (aligned) buffer. When every frame is a multiple of 64 bytes,
-// source and destination of those copies sit at the same offset within a
-// cache line. Where they do not, the copy can be an order of magnitude
-// slower: on AMD Zen 3 (EPYC Milan), whose kernel copies with rep movsb, a
-// 64 KiB copy runs at 27–43 GB/s with the destination 0, 32, 40, 48 or 56
-// bytes past the source modulo 64, and at 3 GB/s with it 8, 16 or 24 bytes
-// past. With 24-byte headers and no padding, the offset of each payload
-// shifted by 24 bytes per frame, so that a fixed subset of a rank's
-// messages, kept iteration after iteration, copied at a tenth of the speed:
-// a 64 MiB ring allreduce at np 2 alternated between 21 and 33 ms per
-// iteration for seconds at a time. The padding costs at most 103 bytes a
-// frame. (Strictly, the kernel fills a per-thread page fragment, so a
-// sender's payloads are aligned when everything that thread writes to TCP
-// is a multiple of 64 bytes. Handshake records are not; an offset they
-// leave lasts until the kernel recycles the fragment's page, which in
-// measurements happened before it mattered.)
+// stream, so the kernel's copies into and out of socket buffers see source
+// and destination at the same offset within a cache line. Misaligned, those
+// copies can run an order of magnitude slower (on AMD Zen 3, whose kernel
+// copies with rep movsb), and with 24-byte unpadded headers a fixed subset of
+// a rank's messages did, iteration after iteration. The padding costs at most
+// 103 bytes a frame. docs/tuning.md (frame alignment) has the measurements.
 //
 // [Header.Encode] and [DecodeHeader] work on a caller-provided array, so the
 // hot path allocates nothing. DecodeHeader checks the length against the

@@ -10,19 +10,10 @@ import (
 // segmented pass. The whole-buffer ring takes half the steps but moves n/2
 // times the bytes, so the switch comes earlier in larger worlds.
 //
-// Chosen from `distbench run --inplace in --opt algo=whole|rsag`, the two
-// interleaved, np ranks as processes of a 2-core AMD EPYC VM over loopback
-// (np 2: a core each, spinning; np 4 and 8: sharing, not spinning); float32
-// sum, median µs of 200–300 iterations, the range of 3–4 rounds:
-//
-//	size     np=2 whole  np=2 rsag   np=4 whole  np=4 rsag   np=8 whole   np=8 rsag
-//	4KiB     20–43       28–35       259–286     398–441     1127–1150    1674–1721
-//	16KiB    20–22       32–33       321–335     464–503     1391–1622    1743–1824
-//	32KiB    24–26       34–38       412–579     482–516     2024–2125    1829–1897
-//	64KiB    56–65       44–45       715–795     534–581     3122–3330    2067–2172
-//
-// A network with more latency per hop than loopback moves the switch up;
-// measure there and set algo=whole or algo=rsag to override.
+// Chosen where `distbench run --opt algo=whole|rsag` crossed over on
+// loopback (docs/tuning.md, ring-whole; `make tune` remeasures it). A
+// network with more latency per hop moves the switch up: measure there and
+// set algo=whole or algo=rsag to override.
 func autoMaxWhole(n int) int {
 	if n <= 4 {
 		return 32 << 10

@@ -20,20 +20,7 @@ const Name = "ring"
 // larger chunks are cheaper, until the pipeline has too few of them to fill.
 // Allgather and reduce-scatter above np 2 came out faster with more, smaller
 // chunks; allreduce did not. Measured with `distbench run --inplace in --opt
-// chunk=…`, the sizes interleaved, on a 2-core VM over loopback (np 2: a
-// core each; np 4 and 8: sharing), median of 5–7 round medians, in ms for
-// chunks of 256 KiB / 512 KiB / 1 MiB:
-//
-//	allreduce np 2:      4 MiB 1.16 / 1.11 / 1.08   16 MiB 5.79 / 5.16 / 5.24
-//	                     64 MiB 23.1 / 21.1 / 21.2
-//	allreduce np 4:      4 MiB 7.8 / 9.2 / 8.6      16 MiB 24.3 / 23.7 / 21.9
-//	                     64 MiB 90.6 / 86.7 / 83.9
-//	allreduce np 8:      4 MiB 19.3 / 17.7 / 18.4   16 MiB 60.5 / 56.3 / 57.8
-//	                     64 MiB 221 / 217 / 206
-//	allgather np 4:      16 MiB 13.2 / 15.7 / 17.4  64 MiB 46.1 / – / 47.3
-//	allgather np 8:      16 MiB 34.4 / – / 42.4
-//	reduce-scatter np 4: 16 MiB 17.3 / 17.7 / 21.9  64 MiB 60.3 / – / 55.7
-//	reduce-scatter np 8: 16 MiB 37.3 / – / 54.9
+// chunk=…`; `make tune` regenerates the table (docs/tuning.md, ring-chunk).
 const (
 	DefaultChunk = 1 << 20
 	RelayChunk   = 256 << 10

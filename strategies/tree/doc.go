@@ -36,8 +36,8 @@
 // result at the end.
 //
 // algo=auto (the default) uses recursive doubling up to autoMaxRD bytes and
-// the double binary tree above; allreduce.go says how the switch point was
-// measured.
+// the double binary tree above; docs/tuning.md says how the switch point was
+// measured and how to re-measure it.
 //
 // # Binomial trees
 //

@@ -11,11 +11,10 @@ import (
 const Name = "tree"
 
 // DefaultChunk is the pipeline chunk size of the double binary tree and the
-// binomial broadcast and reduce. Measured with BenchmarkChunkTCP (loopback,
-// np=4, dbtree, median of 4 runs on a shared 2-core VM): at 4MiB every chunk
-// size from 64KiB to 4MiB took 20–22ms; at 16MiB 64KiB took 134ms, 256KiB
-// 81ms, 1MiB 78ms and 4MiB 100ms. 256KiB ties with 1MiB and fills the
-// tree's pipeline (depth × chunk) four times sooner.
+// binomial broadcast and reduce. On loopback at np 4, 256KiB tied with 1MiB
+// at 16MiB (64KiB paid more per-message costs, 4MiB left the pipeline too
+// few chunks) and fills the tree's pipeline (depth × chunk) four times sooner.
+// `make tune` remeasures it (docs/tuning.md, tree-chunk).
 const DefaultChunk = 256 << 10
 
 func init() {
