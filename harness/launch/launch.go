@@ -24,13 +24,12 @@ import (
 // DefaultSpin is the transport's busy-read budget when every process of a
 // local job has a core of its own: how long a connection's reader keeps
 // polling its socket, yielding to the process's other goroutines between
-// polls, after the last bytes it read. A rank waiting for a message then
-// finds it without the poller and thread wake-ups (and, on a virtual
-// machine, the wake-up of a halted virtual CPU) that otherwise cost tens of
-// microseconds per message. Measured at np 2 on 2 cores, 4 KiB allreduce:
-// about 110 µs without spinning, 26 µs with it (and GOMAXPROCS 1, below).
-// A millisecond covers the gap between back-to-back operations; an idle
-// rank stops spinning after it.
+// polls, after the last bytes it read. A waiting rank then finds its message
+// without the poller and thread wake-ups (and, on a VM, a halted virtual
+// CPU's) that cost tens of microseconds per message; a millisecond covers
+// the gap between back-to-back operations, and an idle rank stops spinning
+// after it. `make tune` compares DISTBENCH_SPIN=0 with 1ms (docs/tuning.md,
+// spin).
 const DefaultSpin = time.Millisecond
 
 // bindings shares cpus out among procs processes in equal contiguous

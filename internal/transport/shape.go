@@ -287,9 +287,9 @@ func (p *pacer) sleepUntil(ctx context.Context, done <-chan struct{}, t time.Tim
 // otherwise idle (the runtime's poller waits in whole milliseconds), which
 // would turn a 50µs link into a 1ms one and stretch every short
 // serialization. So waits up to coarseAbove sleep in nanosleep(2), which
-// wakes about the kernel's timer slack (50µs by default) late, and is asked
-// for that much less. Longer waits use a Go timer, which ctx and done can
-// interrupt, for all but their last stretch.
+// first cuts the thread's timer slack from the kernel's 50µs to 1µs and is
+// asked for timerSlack less than the wait. Longer waits use a Go timer,
+// which ctx and done can interrupt, for all but their last stretch.
 const (
 	timerSlack  = 5 * time.Microsecond // nanosleep sets the thread's slack to 1µs
 	coarseAbove = 20 * time.Millisecond
