@@ -43,7 +43,7 @@ func (t *TCP) resolve(ctx context.Context, p *peer) error {
 }
 
 func (t *TCP) handshakeConfig() wire.HandshakeConfig {
-	return wire.HandshakeConfig{JobID: t.o.JobID, Token: t.o.Token, Rank: t.o.Rank, Size: t.o.Size, Timeout: t.o.HandshakeTimeout}
+	return wire.HandshakeConfig{Service: wire.ServiceMesh, JobID: t.o.JobID, Token: t.o.Token, Rank: t.o.Rank, Size: t.o.Size, Timeout: t.o.HandshakeTimeout}
 }
 
 // maxHandshakes bounds the handshakes one rank runs at once while it

@@ -1,7 +1,8 @@
 // Package wire is distbench's byte-level protocol between ranks: the fixed
 // frame header every message carries, and the handshake that opens each
-// connection. It does no I/O of its own beyond the handshake; the TCP mesh in
-// internal/transport reads and writes frames with it.
+// connection of a job (mesh, store and parameter server alike). It does no
+// I/O of its own beyond the handshake; the TCP mesh in internal/transport
+// reads and writes frames with it.
 //
 // # Frames
 //
@@ -39,24 +40,28 @@
 //
 // # Handshake
 //
-// Every connection starts with a handshake of small length-prefixed records
-// (at most 512 bytes each). The dialing side is the client:
+// Every connection that carries a job's data starts with this handshake:
+// the mesh between ranks, a client's connection to the rendezvous store, a
+// worker's to a parameter server. It is made of small length-prefixed
+// records (at most 512 bytes each). The dialing side is the client:
 //
-//	client → server  hello  {rank, world size, job id, nonce_c}
-//	server → client  hello  {rank, world size, job id, nonce_s}
+//	client → server  hello  {rank, world size, service, job id, nonce_c}
+//	server → client  hello  {rank, world size, service, job id, nonce_s}
 //	server → client  auth   HMAC-SHA256(token, "server" ‖ transcript)
 //	client → server  auth   HMAC-SHA256(token, "client" ‖ transcript)
 //	server → client  accept
 //
-// where the transcript is the job id, both ranks, the world size and both
-// nonces. Each side proves that it holds the job token without sending it,
-// over a nonce the other side has just drawn, so a peer without the token is
-// refused and a recorded handshake cannot be replayed; the role label stops a
-// MAC from being reflected back. Either side may answer a reject record with
-// a reason instead; [HandshakeError] then says what was wrong (job id, world
-// size, rank, MAC, version) and with whom, and errors.Is matches the
-// sentinels ([ErrJobMismatch], [ErrAuth], …) on both sides. All handshake I/O
-// runs under a deadline.
+// where the transcript is the service, the job id, both ranks, the world
+// size and both nonces. Each side proves that it holds the job token without
+// sending it, over a nonce the other side has just drawn, so a peer without
+// the token is refused and a recorded handshake cannot be replayed; the role
+// label stops a MAC from being reflected back, and the [Service] stops a
+// handshake made for one service (a mesh connection) from being accepted by
+// another that shares the token (the store). Either side may answer a
+// reject record with a reason instead; [HandshakeError] then says what was
+// wrong (service, job id, world size, rank, MAC, version) and with whom, and
+// errors.Is matches the sentinels ([ErrJobMismatch], [ErrAuth], …) on both
+// sides. All handshake I/O runs under a deadline.
 //
 // # Usage
 //

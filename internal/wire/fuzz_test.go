@@ -133,6 +133,8 @@ func FuzzReadRecord(f *testing.F) {
 	f.Add(helloRecord(hello{rank: 1, size: 4, jobID: "job-1"}))
 	f.Add(helloRecord(hello{rank: 0, size: 1}))
 	f.Add(helloRecord(hello{rank: 5, size: 4, jobID: "x"}))
+	f.Add(helloRecord(hello{rank: 1, size: 2, service: ServiceStore, jobID: "job-1"}))
+	f.Add(helloRecord(hello{rank: 3, size: 6, service: ServicePS}))
 	var r record
 	mac := [MACSize]byte{1, 2, 3}
 	encodeAuth(&r, &mac)
@@ -195,17 +197,21 @@ func (c *fuzzConn) SetReadDeadline(t time.Time) error  { return nil }
 func (c *fuzzConn) SetWriteDeadline(t time.Time) error { return nil }
 
 func FuzzHandshake(f *testing.F) {
-	f.Add(helloRecord(hello{rank: 1, size: 4, jobID: "job-1"}), true)
-	f.Add(helloRecord(hello{rank: 0, size: 4, jobID: "job-1"}), false)
-	f.Add(append(helloRecord(hello{rank: 0, size: 4, jobID: "job-1"}), 0x5c, 0xdb, Version, recAuth, MACSize, 0), false)
-	f.Add([]byte("\x5c\xdb\x01\x04\x05\x00\x04nope!"), true)
-	f.Fuzz(func(t *testing.T, data []byte, server bool) {
+	f.Add(helloRecord(hello{rank: 1, size: 4, jobID: "job-1"}), true, uint8(ServiceMesh))
+	f.Add(helloRecord(hello{rank: 0, size: 4, jobID: "job-1"}), false, uint8(ServiceMesh))
+	f.Add(append(helloRecord(hello{rank: 0, size: 4, jobID: "job-1"}), 0x5c, 0xdb, Version, recAuth, MACSize, 0), false, uint8(ServiceMesh))
+	f.Add([]byte("\x5c\xdb\x01\x04\x05\x00\x04nope!"), true, uint8(ServiceMesh))
+	f.Add(helloRecord(hello{rank: 1, size: 4, service: ServiceStore, jobID: "job-1"}), true, uint8(ServiceStore))
+	f.Add(helloRecord(hello{rank: 0, size: 4, service: ServiceMesh, jobID: "job-1"}), false, uint8(ServicePS))
+	f.Fuzz(func(t *testing.T, data []byte, server bool, svc uint8) {
 		conn := &fuzzConn{in: bytes.NewReader(data)}
+		sc, cc := cfg(0), cfg(1)
+		sc.Service, cc.Service = Service(svc%(uint8(maxService)+1)), Service(svc%(uint8(maxService)+1))
 		var err error
 		if server {
-			_, err = ServerHandshake(context.Background(), conn, cfg(0), nil)
+			_, err = ServerHandshake(context.Background(), conn, sc, nil)
 		} else {
-			err = ClientHandshake(context.Background(), conn, cfg(1), 0)
+			err = ClientHandshake(context.Background(), conn, cc, 0)
 		}
 		// No input can pass without the token: the peer's MAC is over our
 		// fresh nonce.

@@ -11,12 +11,9 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Handshake limits.
@@ -48,6 +45,9 @@ var (
 	ErrSizeMismatch = errors.New("world size mismatch")
 	// ErrRankMismatch: the peer is not the rank expected here.
 	ErrRankMismatch = errors.New("unexpected rank")
+	// ErrServiceMismatch: the peer wants another service (a mesh peer that
+	// reached a store, say).
+	ErrServiceMismatch = errors.New("service mismatch")
 	// ErrAuth: a MAC did not verify: the peer does not hold this job's token,
 	// or replayed an old handshake.
 	ErrAuth = errors.New("authentication failed")
@@ -59,12 +59,46 @@ var (
 	ErrPeerClosed = errors.New("peer closed the connection mid-handshake (it may have refused us)")
 )
 
+// Service names what a connection is for. Both sides must want the same
+// one, and it is in the MAC, so that a handshake made for one service cannot
+// be relayed to another that shares the job's token.
+type Service uint8
+
+// The services that authenticate with the handshake.
+const (
+	// ServiceMesh is a connection of the TCP mesh between ranks
+	// (internal/transport); the zero value.
+	ServiceMesh Service = 0
+	// ServiceStore is a connection to the job's rendezvous store
+	// (internal/rendezvous).
+	ServiceStore Service = 1
+	// ServicePS is a worker's connection to a parameter server
+	// (strategies/ps).
+	ServicePS Service = 2
+
+	maxService = ServicePS
+)
+
+func (s Service) String() string {
+	switch s {
+	case ServiceMesh:
+		return "mesh"
+	case ServiceStore:
+		return "store"
+	case ServicePS:
+		return "ps"
+	}
+	return fmt.Sprintf("service %d", uint8(s))
+}
+
 // HandshakeConfig describes this side of a handshake.
 type HandshakeConfig struct {
-	JobID string // at most MaxJobID bytes
-	Token []byte // the job's shared secret; must not be empty
-	Rank  int    // this side's rank
-	Size  int    // the world size
+	// Service is what the connection is for; the zero value is the mesh.
+	Service Service
+	JobID   string // at most MaxJobID bytes
+	Token   []byte // the job's shared secret; must not be empty
+	Rank    int    // this side's rank
+	Size    int    // the world size
 	// Timeout bounds the whole handshake; 0 means DefaultHandshakeTimeout.
 	// A context deadline that comes sooner wins.
 	Timeout time.Duration
@@ -85,6 +119,8 @@ func (c *HandshakeConfig) Validate() error {
 		return fmt.Errorf("wire: rank %d out of range for world size %d", c.Rank, c.Size)
 	case c.Timeout < 0:
 		return fmt.Errorf("wire: negative handshake timeout %v", c.Timeout)
+	case c.Service > maxService:
+		return fmt.Errorf("wire: unknown %v", c.Service)
 	}
 	return nil
 }
@@ -109,200 +145,18 @@ func (e *HandshakeError) Error() string {
 
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
-// Record types.
-const (
-	recHello  = 1
-	recAuth   = 2
-	recAccept = 3
-	recReject = 4
-)
-
-// Reject codes, so that the refused side can match the sentinel.
-var rejectCodes = []error{1: ErrJobMismatch, 2: ErrSizeMismatch, 3: ErrRankMismatch, 4: ErrAuth, 5: ErrVersion, 6: ErrHandshake, 7: ErrBadMagic, 8: ErrTooLarge}
-
-func codeOf(err error) byte {
-	for c, s := range rejectCodes {
-		if s != nil && errors.Is(err, s) {
-			return byte(c)
-		}
-	}
-	return 6
-}
-
-// hello is the first record each side sends.
-type hello struct {
-	rank, size uint32
-	nonce      [NonceSize]byte
-	jobID      string
-}
-
-// record is an encoded handshake record: header and body.
-type record struct {
-	buf [recordHeaderSize + maxRecordBody]byte
-	n   int
-}
-
-func (r *record) bytes() []byte { return r.buf[:r.n] }
-
-func (r *record) start(typ byte) {
-	binary.LittleEndian.PutUint16(r.buf[0:], Magic)
-	r.buf[2] = Version
-	r.buf[3] = typ
-	r.n = recordHeaderSize
-}
-
-func (r *record) put(b []byte) { r.n += copy(r.buf[r.n:], b) }
-
-func (r *record) finish() {
-	binary.LittleEndian.PutUint16(r.buf[4:], uint16(r.n-recordHeaderSize))
-}
-
-func encodeHello(r *record, h *hello) {
-	r.start(recHello)
-	var b [8]byte
-	binary.LittleEndian.PutUint32(b[0:], h.rank)
-	binary.LittleEndian.PutUint32(b[4:], h.size)
-	r.put(b[:])
-	r.put(h.nonce[:])
-	r.put([]byte{byte(len(h.jobID))})
-	r.put([]byte(h.jobID))
-	r.finish()
-}
-
-func decodeHello(body []byte) (hello, error) {
-	var h hello
-	const fixed = 8 + NonceSize + 1
-	if len(body) < fixed {
-		return h, fmt.Errorf("%w: hello of %d bytes, want at least %d", ErrHandshake, len(body), fixed)
-	}
-	h.rank = binary.LittleEndian.Uint32(body[0:])
-	h.size = binary.LittleEndian.Uint32(body[4:])
-	copy(h.nonce[:], body[8:8+NonceSize])
-	n := int(body[8+NonceSize])
-	if n > MaxJobID {
-		return h, fmt.Errorf("%w: job id of %d bytes exceeds the %d-byte limit", ErrHandshake, n, MaxJobID)
-	}
-	if len(body) != fixed+n {
-		return h, fmt.Errorf("%w: hello of %d bytes, want %d for a %d-byte job id", ErrHandshake, len(body), fixed+n, n)
-	}
-	if h.size < 1 || h.size > MaxWorldSize {
-		return h, fmt.Errorf("%w: peer claims world size %d (accepted: 1..%d)", ErrSizeMismatch, h.size, MaxWorldSize)
-	}
-	if h.rank >= h.size {
-		return h, fmt.Errorf("%w: peer claims rank %d of a world of %d", ErrRankMismatch, h.rank, h.size)
-	}
-	h.jobID = string(body[fixed:])
-	return h, nil
-}
-
-func encodeAuth(r *record, mac *[MACSize]byte) {
-	r.start(recAuth)
-	r.put(mac[:])
-	r.finish()
-}
-
-func decodeAuth(body []byte) ([MACSize]byte, error) {
-	var mac [MACSize]byte
-	if len(body) != MACSize {
-		return mac, fmt.Errorf("%w: auth record of %d bytes, want %d", ErrHandshake, len(body), MACSize)
-	}
-	copy(mac[:], body)
-	return mac, nil
-}
-
-func encodeReject(r *record, err error) {
-	r.start(recReject)
-	r.put([]byte{codeOf(err)})
-	r.put([]byte(Sanitize(err.Error(), MaxReason)))
-	r.finish()
-}
-
-// refusal is the reason a peer sent with its reject record.
-type refusal struct {
-	kind error
-	text string
-}
-
-func (r *refusal) Error() string { return r.text }
-func (r *refusal) Unwrap() error { return r.kind }
-
-func decodeReject(body []byte) error {
-	if len(body) < 1 || len(body) > 1+MaxReason {
-		return fmt.Errorf("%w: reject record of %d bytes", ErrHandshake, len(body))
-	}
-	kind := ErrHandshake
-	if c := int(body[0]); c < len(rejectCodes) && rejectCodes[c] != nil {
-		kind = rejectCodes[c]
-	}
-	text := Sanitize(string(body[1:]), MaxReason)
-	if text == "" {
-		text = kind.Error()
-	}
-	return &refusal{kind: kind, text: text}
-}
-
-// Sanitize makes peer-supplied text (a reject reason, an abort frame's)
-// safe to print in one log line: valid UTF-8, no control characters, at
-// most max bytes, cut at a character boundary.
-func Sanitize(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			return '?'
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	return s
-}
-
-// readRecord reads one record into buf and returns its type and body, a
-// slice of buf. It reads the body only once its length has been checked, so
-// a hostile length costs nothing.
-func readRecord(r io.Reader, buf *[maxRecordBody]byte) (byte, []byte, error) {
-	var h [recordHeaderSize]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return 0, nil, err
-	}
-	if m := binary.LittleEndian.Uint16(h[0:]); m != Magic {
-		return 0, nil, fmt.Errorf("%w %#04x (want %#04x): not a distbench peer", ErrBadMagic, m, Magic)
-	}
-	if v := h[2]; v != Version {
-		return 0, nil, fmt.Errorf("%w: peer speaks protocol version %d, this side %d", ErrVersion, v, Version)
-	}
-	typ := h[3]
-	if typ < recHello || typ > recReject {
-		return 0, nil, fmt.Errorf("%w: unknown record type %d", ErrHandshake, typ)
-	}
-	n := int(binary.LittleEndian.Uint16(h[4:]))
-	if n > maxRecordBody {
-		return 0, nil, fmt.Errorf("%w: record of %d bytes exceeds the %d-byte limit", ErrTooLarge, n, maxRecordBody)
-	}
-	if _, err := io.ReadFull(r, buf[:n]); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, nil, err
-	}
-	return typ, buf[:n], nil
-}
-
 // macFor computes HMAC-SHA256(token, label ‖ role ‖ transcript). Every field
 // has a fixed size or a length prefix, so no two transcripts encode alike.
-func macFor(token []byte, role byte, jobID string, clientRank, serverRank, size uint32, nc, ns *[NonceSize]byte) [MACSize]byte {
+func macFor(token []byte, role byte, svc Service, jobID string, clientRank, serverRank, size uint32, nc, ns *[NonceSize]byte) [MACSize]byte {
 	m := hmac.New(sha256.New, token)
-	m.Write([]byte("distbench wire handshake v1"))
-	var b [14]byte
+	m.Write([]byte("distbench wire handshake v2"))
+	var b [15]byte
 	b[0] = role
-	b[1] = byte(len(jobID))
-	binary.LittleEndian.PutUint32(b[2:], clientRank)
-	binary.LittleEndian.PutUint32(b[6:], serverRank)
-	binary.LittleEndian.PutUint32(b[10:], size)
+	b[1] = byte(svc)
+	b[2] = byte(len(jobID))
+	binary.LittleEndian.PutUint32(b[3:], clientRank)
+	binary.LittleEndian.PutUint32(b[7:], serverRank)
+	binary.LittleEndian.PutUint32(b[11:], size)
 	m.Write(b[:])
 	m.Write([]byte(jobID))
 	m.Write(nc[:])
@@ -372,7 +226,7 @@ func (s *session) fail(err error, byPeer bool) error {
 		ioErr = fmt.Errorf("%w: %w", ErrHandshake, ErrPeerClosed)
 	case errors.Is(err, ErrBadMagic), errors.Is(err, ErrVersion), errors.Is(err, ErrTooLarge),
 		errors.Is(err, ErrHandshake), errors.Is(err, ErrJobMismatch), errors.Is(err, ErrSizeMismatch),
-		errors.Is(err, ErrRankMismatch), errors.Is(err, ErrAuth):
+		errors.Is(err, ErrRankMismatch), errors.Is(err, ErrAuth), errors.Is(err, ErrServiceMismatch):
 		ioErr = err
 	default:
 		ioErr = fmt.Errorf("%w: %v", ErrHandshake, err)
@@ -428,6 +282,8 @@ func (s *session) nonce() ([NonceSize]byte, error) {
 // checkHello validates the peer's hello against this side's configuration.
 func (s *session) checkHello(h *hello) error {
 	switch {
+	case h.service != s.c.Service:
+		return fmt.Errorf("%w: this side opens a %v connection, the peer a %v one", ErrServiceMismatch, s.c.Service, h.service)
 	case h.jobID != s.c.JobID:
 		return fmt.Errorf("%w: this side is job %q, the peer says %q", ErrJobMismatch, s.c.JobID, h.jobID)
 	case int(h.size) != s.c.Size:
@@ -454,7 +310,7 @@ func ClientHandshake(ctx context.Context, conn net.Conn, c HandshakeConfig, peer
 	if err != nil {
 		return s.fail(err, false)
 	}
-	mine := hello{rank: uint32(c.Rank), size: uint32(c.Size), nonce: nc, jobID: c.JobID}
+	mine := hello{rank: uint32(c.Rank), size: uint32(c.Size), service: c.Service, nonce: nc, jobID: c.JobID}
 	encodeHello(&s.out, &mine)
 	if err := s.send(&s.out); err != nil {
 		return s.fail(err, false)
@@ -483,12 +339,12 @@ func ClientHandshake(ctx context.Context, conn net.Conn, c HandshakeConfig, peer
 	if err != nil {
 		return s.refuse(err)
 	}
-	want := macFor(c.Token, roleServer, c.JobID, mine.rank, theirs.rank, mine.size, &nc, &theirs.nonce)
+	want := macFor(c.Token, roleServer, c.Service, c.JobID, mine.rank, theirs.rank, mine.size, &nc, &theirs.nonce)
 	if !hmac.Equal(got[:], want[:]) {
 		return s.refuse(fmt.Errorf("%w: the peer's MAC does not match this job's token (a different token, or not a rank of this job)", ErrAuth))
 	}
 
-	mac := macFor(c.Token, roleClient, c.JobID, mine.rank, theirs.rank, mine.size, &nc, &theirs.nonce)
+	mac := macFor(c.Token, roleClient, c.Service, c.JobID, mine.rank, theirs.rank, mine.size, &nc, &theirs.nonce)
 	encodeAuth(&s.out, &mac)
 	if err := s.send(&s.out); err != nil {
 		return s.fail(err, false)
@@ -529,10 +385,10 @@ func ServerHandshake(ctx context.Context, conn net.Conn, c HandshakeConfig, admi
 	if err != nil {
 		return -1, s.fail(err, false)
 	}
-	mine := hello{rank: uint32(c.Rank), size: uint32(c.Size), nonce: ns, jobID: c.JobID}
+	mine := hello{rank: uint32(c.Rank), size: uint32(c.Size), service: c.Service, nonce: ns, jobID: c.JobID}
 	var h record
 	encodeHello(&h, &mine)
-	mac := macFor(c.Token, roleServer, c.JobID, theirs.rank, mine.rank, mine.size, &theirs.nonce, &ns)
+	mac := macFor(c.Token, roleServer, c.Service, c.JobID, theirs.rank, mine.rank, mine.size, &theirs.nonce, &ns)
 	encodeAuth(&s.out, &mac)
 	if err := s.send(&h, &s.out); err != nil {
 		return -1, s.fail(err, false)
@@ -546,7 +402,7 @@ func ServerHandshake(ctx context.Context, conn net.Conn, c HandshakeConfig, admi
 	if err != nil {
 		return -1, s.refuse(err)
 	}
-	want := macFor(c.Token, roleClient, c.JobID, theirs.rank, mine.rank, mine.size, &theirs.nonce, &ns)
+	want := macFor(c.Token, roleClient, c.Service, c.JobID, theirs.rank, mine.rank, mine.size, &theirs.nonce, &ns)
 	if !hmac.Equal(got[:], want[:]) {
 		return -1, s.refuse(fmt.Errorf("%w: the peer's MAC does not match this job's token (a different token, or a replayed handshake)", ErrAuth))
 	}

@@ -81,6 +81,20 @@ func TestHandshakeOK(t *testing.T) {
 	}
 }
 
+// The service is in the MAC, not only in the hello: a handshake made for one
+// service cannot be passed off as one for another by rewriting the hello.
+func TestMACCoversService(t *testing.T) {
+	var nc, ns [NonceSize]byte
+	seen := map[[MACSize]byte]Service{}
+	for svc := ServiceMesh; svc <= maxService; svc++ {
+		m := macFor([]byte("s3cret"), roleClient, svc, "job-1", 1, 0, 4, &nc, &ns)
+		if prev, ok := seen[m]; ok {
+			t.Fatalf("the %v and the %v have the same MAC", prev, svc)
+		}
+		seen[m] = svc
+	}
+}
+
 func TestHandshakeRefusals(t *testing.T) {
 	with := func(rank int, f func(*HandshakeConfig)) HandshakeConfig {
 		c := cfg(rank)
@@ -108,6 +122,14 @@ func TestHandshakeRefusals(t *testing.T) {
 			client: with(1, func(c *HandshakeConfig) { c.JobID = "other-job" }), server: cfg(0),
 			want: ErrJobMismatch, clientText: `refused by peer: job id mismatch: this side is job "job-1", the peer says "other-job"`,
 			serverText: `job "job-1", the peer says "other-job"`, byPeer: "client",
+		},
+		{
+			// A mesh peer that reached the job's store: same job, same
+			// token, but the store must not take it for one of its clients.
+			name:   "another service",
+			client: cfg(1), server: with(0, func(c *HandshakeConfig) { c.Service = ServiceStore }),
+			want: ErrServiceMismatch, clientText: "refused by peer: service mismatch: this side opens a store connection, the peer a mesh one",
+			serverText: "this side opens a store connection, the peer a mesh one", byPeer: "client",
 		},
 		{
 			name:   "wrong world size",

@@ -12,8 +12,9 @@ const (
 	Magic uint16 = 0xDB5C
 	// Version is the protocol version this package speaks; peers must agree.
 	// Version 2 added the wait query and reply frames; version 3 aligned
-	// every frame to FrameAlign bytes.
-	Version uint8 = 3
+	// every frame to FrameAlign bytes; version 4 named the service in the
+	// handshake.
+	Version uint8 = 4
 	// HeaderSize is the size of an encoded frame header in bytes: 24 bytes
 	// of fields, then reserved zero bytes up to FrameAlign.
 	HeaderSize = FrameAlign

@@ -42,7 +42,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 func TestHeaderLayout(t *testing.T) {
 	b := encoded(Header{Kind: KindData, Tag: 0x0102030405060708, Length: 0x1122})
 	// magic, version, kind, reserved, tag, length
-	want := "5cdb" + "03" + "01" + "00000000" + "0807060504030201" + "2211000000000000" + strings.Repeat("00", 40)
+	want := "5cdb" + "04" + "01" + "00000000" + "0807060504030201" + "2211000000000000" + strings.Repeat("00", 40)
 	if got := fmt.Sprintf("%x", b[:]); got != want {
 		t.Errorf("encoding\n got %s\nwant %s", got, want)
 	}

@@ -179,8 +179,11 @@ func TestStrangersAreRefused(t *testing.T) {
 	allReduceChecked(t, d.comms)
 
 	// The handshake's world: workers 0..n-1, then the two servers.
-	guess := wire.HandshakeConfig{JobID: testJob, Token: []byte("a guess"), Rank: 1, Size: n + 2}
-	other := wire.HandshakeConfig{JobID: "another job", Token: []byte("its token"), Rank: 1, Size: n + 2}
+	guess := wire.HandshakeConfig{Service: wire.ServicePS, JobID: testJob, Token: []byte("a guess"), Rank: 1, Size: n + 2}
+	other := wire.HandshakeConfig{Service: wire.ServicePS, JobID: "another job", Token: []byte("its token"), Rank: 1, Size: n + 2}
+	// A rank's mesh handshake, token and all, is not a worker's: the
+	// service is in the MAC.
+	mesh := wire.HandshakeConfig{Service: wire.ServiceMesh, JobID: testJob, Token: testToken, Rank: 1, Size: n + 2}
 	for _, stranger := range []struct {
 		name  string
 		creds credentials.TransportCredentials
@@ -188,6 +191,7 @@ func TestStrangersAreRefused(t *testing.T) {
 		{"no handshake", insecure.NewCredentials()},
 		{"a guessed token", handshakeCreds{cfg: guess, peer: n}},
 		{"another job", handshakeCreds{cfg: other, peer: n}},
+		{"a mesh handshake", handshakeCreds{cfg: mesh, peer: n}},
 	} {
 		t.Run(stranger.name, func(t *testing.T) {
 			cc := dialRaw(t, addr, stranger.creds)
@@ -237,7 +241,7 @@ func TestMalformedMessagesAreRefused(t *testing.T) {
 	d := dedicatedWorld(t, n, map[string]string{"servers": "2"}, time.Minute)
 	defer closeAll(d.comms)
 	allReduceChecked(t, d.comms)
-	member := wire.HandshakeConfig{JobID: testJob, Token: testToken, Rank: 1, Size: n + 2}
+	member := wire.HandshakeConfig{Service: wire.ServicePS, JobID: testJob, Token: testToken, Rank: 1, Size: n + 2}
 	cc := dialRaw(t, d.addr(t, 0), handshakeCreds{cfg: member, peer: n})
 
 	const (

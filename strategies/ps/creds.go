@@ -24,7 +24,7 @@ import (
 // handshakeWorld is the handshake configuration of a participant: rank of
 // a world of workers+servers.
 func handshakeWorld(jobID string, token []byte, rank, workers, servers int) wire.HandshakeConfig {
-	return wire.HandshakeConfig{JobID: jobID, Token: token, Rank: rank, Size: workers + servers}
+	return wire.HandshakeConfig{Service: wire.ServicePS, JobID: jobID, Token: token, Rank: rank, Size: workers + servers}
 }
 
 // maxHandshakes bounds the handshakes a server runs at once: a flood of
