@@ -13,12 +13,16 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/wire"
 )
 
 // ClientOptions configure a Client. The zero value is usable.
 type ClientOptions struct {
-	// JobID must match the server's ServerOptions.JobID.
+	// JobID and Token must match the server's ServerOptions: the client
+	// proves it holds the token (the job's secret; JobID when empty) in
+	// internal/wire's handshake.
 	JobID string
+	Token []byte
 	// Timeout bounds Dial, retries included, and every operation whose
 	// context has no earlier deadline; 0 means collective.DefaultTimeout.
 	Timeout time.Duration
@@ -69,6 +73,10 @@ func Dial(ctx context.Context, addr string, o ClientOptions) (*Client, error) {
 	if timeout <= 0 {
 		timeout = collective.DefaultTimeout
 	}
+	auth := handshakeConfig(o.JobID, o.Token, clientRank)
+	if err := auth.Validate(); err != nil {
+		return nil, fmt.Errorf("rendezvous: store %s: %w", addr, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -77,7 +85,7 @@ func Dial(ctx context.Context, addr string, o ClientOptions) (*Client, error) {
 	for attempt := 1; ; attempt++ {
 		nc, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			if err = clientHandshake(ctx, nc, o.JobID); err == nil {
+			if err = clientHandshake(ctx, nc, auth); err == nil {
 				return newClient(nc, addr, timeout, o.Limits.withDefaults()), nil
 			}
 			nc.Close()
@@ -104,46 +112,17 @@ func Dial(ctx context.Context, addr string, o ClientOptions) (*Client, error) {
 	}
 }
 
-func clientHandshake(ctx context.Context, nc net.Conn, jobID string) error {
-	dl := time.Now().Add(handshakeTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
-		dl = d
-	}
-	nc.SetDeadline(dl)
-	defer nc.SetDeadline(time.Time{})
-	var hello [helloLen]byte
-	if _, err := io.ReadFull(nc, hello[:]); err != nil {
-		return fmt.Errorf("reading the store's greeting: %w", err)
-	}
-	if string(hello[:len(magic)]) != magic {
-		return &permanentError{fmt.Errorf("not a distbench rendezvous store (it began with %q)", hello[:len(magic)])}
-	}
-	if v := hello[len(magic)]; v != protoVersion {
-		return &permanentError{fmt.Errorf("store speaks protocol version %d, this client speaks %d", v, protoVersion)}
-	}
-	auth := make([]byte, 0, authLen)
-	auth = append(auth, magic...)
-	auth = append(auth, protoVersion)
-	auth = append(auth, handshakeMAC(jobID, hello[len(magic)+1:])...)
-	if _, err := nc.Write(auth); err != nil {
-		return fmt.Errorf("greeting the store: %w", err)
-	}
-	var st [3]byte
-	if _, err := io.ReadFull(nc, st[:]); err != nil {
-		return fmt.Errorf("reading the store's answer to the greeting: %w", err)
-	}
-	if st[0] == statusOK {
+// clientHandshake proves to the store that this client holds the job's
+// token; a refusal retrying cannot fix is a *permanentError.
+func clientHandshake(ctx context.Context, nc net.Conn, auth wire.HandshakeConfig) error {
+	err := wire.ClientHandshake(ctx, nc, auth, storeRank)
+	if err == nil {
 		return nil
 	}
-	n := int(binary.BigEndian.Uint16(st[1:]))
-	if n > maxMessage {
-		return &permanentError{fmt.Errorf("store refused this client with a %d-byte message", n)}
+	if err, permanent := describeRefusal(err); permanent {
+		return &permanentError{err}
 	}
-	msg := make([]byte, n)
-	if _, err := io.ReadFull(nc, msg); err != nil {
-		return fmt.Errorf("reading the store's refusal: %w", err)
-	}
-	return &permanentError{fmt.Errorf("store refused this client: %s", clip(string(msg)))}
+	return err
 }
 
 func newClient(nc net.Conn, addr string, timeout time.Duration, lim Limits) *Client {

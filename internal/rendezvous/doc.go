@@ -74,12 +74,15 @@
 //
 // The TCP store speaks a small binary protocol (see protocol.go):
 // length-prefixed frames, every length checked against [Limits] before
-// anything is allocated, a handshake in which the client proves it holds
-// the job's JobID without sending it, and request ids, so that one
-// connection carries any number of concurrent calls. Get and Wait wait on
-// the server, which answers when the key is set: one request per wait, not
-// a polling loop. JobID doubles as the job's secret: to keep out hostile
-// peers, not just stray ones, make it unguessable.
+// anything is allocated, and request ids, so that one connection carries
+// any number of concurrent calls. Each connection opens with the handshake
+// of internal/wire, the one the mesh and the parameter server use, for the
+// store service: the client proves it holds the job's Token without
+// sending it. Get and Wait wait on the server, which answers when the key
+// is set: one request per wait, not a polling loop. Without a Token, JobID
+// is the secret (and is then kept out of the handshake's clear text): to
+// keep out hostile peers, not just stray ones, give a random token, as
+// distbench's launcher does, or make the JobID unguessable.
 //
 // The file store appends records to one file under flock and has no
 // server, so Get and Wait poll, backing off to five reads a second. Join

@@ -32,6 +32,9 @@ type Options struct {
 	// JobID keeps jobs that share a store apart: a TCP store refuses
 	// clients with another JobID, and registration keys are per job.
 	JobID string
+	// Token is the job's secret, which a TCP store's clients prove they
+	// hold; empty means JobID is the secret.
+	Token []byte
 	// External says a launcher already hosts the TCP store at the URL's
 	// address, so rank 0 connects to it like every other rank instead of
 	// trying to host its own. env:// also sets it from
@@ -220,7 +223,7 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := s.open(ctx, ep, o.JobID, external); err != nil {
+	if err := s.open(ctx, ep, o.JobID, o.Token, external); err != nil {
 		return nil, wrap(err)
 	}
 	me := member{Rank: rank, Size: size, Identity: identity, Host: host}
@@ -231,7 +234,7 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, external bool) error {
+func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, token []byte, external bool) error {
 	if ep.Scheme == "file" {
 		st, err := OpenFile(ctx, ep.Path, FileOptions{Timeout: s.timeout, Users: s.size})
 		if err != nil {
@@ -246,7 +249,7 @@ func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, external 
 	}
 	inUse := false
 	if s.rank == 0 && !external {
-		srv, err := Listen(addr, ServerOptions{JobID: jobID})
+		srv, err := Listen(addr, ServerOptions{JobID: jobID, Token: token})
 		switch {
 		case err == nil:
 			s.server = srv
@@ -261,7 +264,7 @@ func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, external 
 			return err
 		}
 	}
-	c, err := Dial(ctx, addr, ClientOptions{JobID: jobID, Timeout: s.timeout})
+	c, err := Dial(ctx, addr, ClientOptions{JobID: jobID, Token: token, Timeout: s.timeout})
 	if err != nil {
 		if s.server != nil {
 			s.server.Close()

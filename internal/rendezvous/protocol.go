@@ -13,13 +13,9 @@ import (
 
 // The TCP store's wire format. Everything is big-endian.
 //
-// Connection set-up (both directions unframed, fixed sizes):
-//
-//	server → client  "DBRV" | version u8 | nonce [16]
-//	client → server  "DBRV" | version u8 | HMAC-SHA256(JobID, "distbench-rendezvous" | nonce) [32]
-//	server → client  status u8 | len u16 | message (empty when accepted)
-//
-// Then frames, each a u32 payload length followed by the payload:
+// A connection opens with internal/wire's handshake for the store service
+// (see auth.go), then carries frames, each a u32 payload length followed by
+// the payload:
 //
 //	request   op u8 | id u64 | body
 //	  set     key | value
@@ -34,15 +30,6 @@ import (
 // key is u16 length + bytes, value u32 length + bytes. Every length is checked
 // against Limits before anything is allocated for it, so a hostile or broken
 // peer costs at most one frame of the configured size.
-const (
-	magic        = "DBRV"
-	protoVersion = 1
-	nonceLen     = 16
-	macLen       = 32
-	helloLen     = len(magic) + 1 + nonceLen
-	authLen      = len(magic) + 1 + macLen
-)
-
 const (
 	opSet    byte = 1
 	opGet    byte = 2

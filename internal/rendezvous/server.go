@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/distbench/distbench/internal/wire"
 )
 
 const (
@@ -34,10 +33,12 @@ const (
 
 // ServerOptions configure a Server. The zero value is usable.
 type ServerOptions struct {
-	// JobID is the job's token. Clients prove they hold the same one (an
-	// HMAC over a fresh nonce, so it never crosses the wire) or are refused,
+	// JobID names the job and Token is its secret (JobID when empty).
+	// Clients prove they hold the token in internal/wire's handshake (an
+	// HMAC over fresh nonces, so it never crosses the wire) or are refused,
 	// so that a stray process from another job cannot join this one.
 	JobID string
+	Token []byte
 	// Limits bound keys, values and waits; zero fields mean the defaults.
 	Limits Limits
 	// MaxConns bounds open connections; 0 means DefaultMaxConns. At the
@@ -53,7 +54,7 @@ type ServerOptions struct {
 // rank, rank 0 included, talks to it through a Client.
 type Server struct {
 	ln       net.Listener
-	jobID    string
+	auth     wire.HandshakeConfig
 	lim      Limits
 	maxConns int
 	logf     func(format string, args ...any)
@@ -73,13 +74,17 @@ type Server struct {
 // Listen starts a store server on addr ("host:port"; port 0 picks a free
 // one, see Addr). It listens on the interface addr names, not on all of them.
 func Listen(addr string, o ServerOptions) (*Server, error) {
+	auth := handshakeConfig(o.JobID, o.Token, storeRank)
+	if err := auth.Validate(); err != nil {
+		return nil, fmt.Errorf("rendezvous: store server: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("rendezvous: store server: %w", err)
 	}
 	s := &Server{
 		ln:       ln,
-		jobID:    o.JobID,
+		auth:     auth,
 		lim:      o.Limits.withDefaults(),
 		maxConns: o.MaxConns,
 		logf:     o.Logf,
@@ -234,56 +239,17 @@ func (s *Server) untrack(c *serverConn) {
 	}
 }
 
-func handshakeMAC(jobID string, nonce []byte) []byte {
-	m := hmac.New(sha256.New, []byte(jobID))
-	m.Write([]byte("distbench-rendezvous"))
-	m.Write(nonce)
-	return m.Sum(nil)
-}
-
-// handshake greets a new client with a nonce and checks its answer; admit
-// is asked, before the answer that lets a client in, whether the connection
+// handshake checks that a new client holds the job's token; admit is
+// asked, before the answer that lets a client in, whether the connection
 // is still wanted.
 func (s *Server) handshake(nc net.Conn, admit func() bool) error {
-	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	defer nc.SetDeadline(time.Time{})
-	var hello [helloLen]byte
-	copy(hello[:], magic)
-	hello[len(magic)] = protoVersion
-	nonce := hello[len(magic)+1:]
-	rand.Read(nonce)
-	if _, err := nc.Write(hello[:]); err != nil {
-		return err
-	}
-	var auth [authLen]byte
-	if _, err := io.ReadFull(nc, auth[:]); err != nil {
-		return fmt.Errorf("reading its greeting: %w", err)
-	}
-	var refusal string
-	switch {
-	case string(auth[:len(magic)]) != magic:
-		refusal = "not a distbench rendezvous client"
-	case auth[len(magic)] != protoVersion:
-		refusal = fmt.Sprintf("client speaks protocol version %d, this store speaks %d", auth[len(magic)], protoVersion)
-	case !hmac.Equal(auth[len(magic)+1:], handshakeMAC(s.jobID, nonce)):
-		refusal = "job ID differs: this store serves another job"
-	}
-	if refusal == "" && !admit() {
-		return errors.New("closed to make room for newer connections")
-	}
-	reply := []byte{statusOK, 0, 0}
-	if refusal != "" {
-		reply[0] = statusError
-		binary.BigEndian.PutUint16(reply[1:], uint16(len(refusal)))
-		reply = append(reply, refusal...)
-	}
-	if _, err := nc.Write(reply); err != nil {
-		return err
-	}
-	if refusal != "" {
-		return errors.New(refusal)
-	}
-	return nil
+	_, err := wire.ServerHandshake(context.Background(), nc, s.auth, func(int) error {
+		if !admit() {
+			return errors.New("closed to make room for newer connections")
+		}
+		return nil
+	})
+	return err
 }
 
 // serverConn is one client's connection. Requests are read in order by one
