@@ -48,11 +48,11 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	}
 	joinTimeout := max(spec.Timeout, time.Minute)
 	if idx := getenv(launch.EnvServerIndex); idx != "" {
-		return serverMain(ctx, spec, url, jobID, token, idx, getenv(launch.EnvServerCount), getenv(launch.EnvListenHost), joinTimeout)
+		return serverMain(ctx, spec, getenv, url, jobID, token, idx, getenv(launch.EnvServerCount), getenv(launch.EnvListenHost), joinTimeout)
 	}
 
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
-		URL: url, Rank: -1, Size: -1, Timeout: joinTimeout, JobID: jobID, Getenv: getenv,
+		URL: url, Rank: -1, Size: -1, Timeout: joinTimeout, JobID: jobID, Token: token, Getenv: getenv,
 	})
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	return err
 }
 
-func serverMain(ctx context.Context, spec *job.Spec, url, jobID string, token []byte, idx, count, host string, timeout time.Duration) error {
+func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string, url, jobID string, token []byte, idx, count, host string, timeout time.Duration) error {
 	st, err := collective.Lookup(spec.Strategy)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func serverMain(ctx context.Context, spec *job.Spec, url, jobID string, token []
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, ep, jobID, timeout)
+	store, err := openStore(ctx, ep, getenv, jobID, token, timeout)
 	if err != nil {
 		return err
 	}
@@ -145,18 +145,18 @@ func serverMain(ctx context.Context, spec *job.Spec, url, jobID string, token []
 
 // openStore connects a process that is not a rank (a strategy's server) to
 // the job's store.
-func openStore(ctx context.Context, ep rendezvous.Endpoint, jobID string, timeout time.Duration) (collective.Store, error) {
+func openStore(ctx context.Context, ep rendezvous.Endpoint, getenv func(string) string, jobID string, token []byte, timeout time.Duration) (collective.Store, error) {
 	switch ep.Scheme {
 	case "tcp":
-		return rendezvous.Dial(ctx, ep.Addr, rendezvous.ClientOptions{JobID: jobID, Timeout: timeout})
+		return rendezvous.Dial(ctx, ep.Addr, rendezvous.ClientOptions{JobID: jobID, Token: token, Timeout: timeout})
 	case "file":
 		return rendezvous.OpenFile(ctx, ep.Path, rendezvous.FileOptions{Timeout: timeout})
 	default:
-		info, err := rendezvous.FromEnv(os.Getenv)
+		info, err := rendezvous.FromEnv(getenv)
 		if err != nil && info.MasterAddr == "" {
 			return nil, err
 		}
 		addr := fmt.Sprintf("%s:%d", info.MasterAddr, info.MasterPort)
-		return rendezvous.Dial(ctx, addr, rendezvous.ClientOptions{JobID: jobID, Timeout: timeout})
+		return rendezvous.Dial(ctx, addr, rendezvous.ClientOptions{JobID: jobID, Token: token, Timeout: timeout})
 	}
 }

@@ -17,7 +17,7 @@ const (
 	EnvSpec        = "DISTBENCH_SPEC"         // the Spec as JSON
 	EnvInit        = "DISTBENCH_INIT"         // rendezvous URL; default env://
 	EnvJobID       = "DISTBENCH_JOB_ID"       // keeps jobs sharing a store apart
-	EnvToken       = "DISTBENCH_TOKEN"        // hex job secret for the transport handshake
+	EnvToken       = "DISTBENCH_TOKEN"        // hex job secret for the handshakes of the mesh, the store and servers
 	EnvServerIndex = "DISTBENCH_SERVER_INDEX" // set for a strategy's server process
 	EnvServerCount = "DISTBENCH_SERVER_COUNT"
 	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default 127.0.0.1

@@ -111,8 +111,12 @@ func Launch(ctx context.Context, o Options) error {
 		stderr = os.Stderr
 	}
 	jobID := "distbench-" + randomHex(6)
-	token := randomHex(32)
-	store, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: jobID})
+	// The job's secret: the store, the mesh and a strategy's servers all
+	// refuse a process that cannot prove it holds it.
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	token := hex.EncodeToString(secret)
+	store, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: jobID, Token: secret})
 	if err != nil {
 		return fmt.Errorf("starting the rendezvous store: %w", err)
 	}
