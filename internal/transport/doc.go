@@ -16,8 +16,8 @@
 // the job's rendezvous store under "transport/addr/<rank>", and then the
 // higher rank of each pair dials the lower one, retrying until
 // ConnectTimeout. Every connection opens with the handshake of
-// internal/wire, which proves that both ends hold the job's token and agree
-// on job id, world size and ranks; a stray or hostile connection is refused
+// internal/wire (for the mesh service), which proves that both ends hold
+// the job's token and agree on job id, world size and ranks; a stray or hostile connection is refused
 // and logged without disturbing the mesh. Handshakes run concurrently, at
 // most 64 at once: a new connection closes the oldest not yet admitted, and
 // a dialer whose handshake was closed retries, so a flood of silent

@@ -13,9 +13,10 @@ import (
 
 // Who may talk to a server: every connection opens with the project's
 // handshake (internal/wire: HMAC over the job token, the one the TCP mesh
-// uses), run by gRPC transport credentials on the raw connection before
-// HTTP/2 starts. A client that cannot prove it holds the token is refused
-// before it can send a single RPC; no secret ever crosses the wire.
+// and the store use, for the ps service), run by gRPC transport
+// credentials on the raw connection before HTTP/2 starts. A client that
+// cannot prove it holds the token is refused before it can send a single
+// RPC; no secret ever crosses the wire.
 //
 // The handshake's ranks: workers are ranks 0..np−1 of a world of np+k,
 // server i is rank np+i, so a worker dialling server i expects rank np+i

@@ -51,17 +51,18 @@
 //
 // # Who may connect
 //
-// Every connection to a server opens with the project's handshake
-// (internal/wire, HMAC over the job token, as the mesh's), run by gRPC
-// transport credentials before HTTP/2 starts: a process without the job's
-// token (Config.Token, ServerConfig.Token, which every worker and server
-// must have) is refused before it can send an RPC, and the token never
-// crosses the wire. The handshake proves a worker's rank; a message that
-// claims another is refused. A message that breaks the protocol (a header
-// that does not decode, a range outside its shard, more contributions
-// than workers, a shard larger than the machine's memory) is refused with
-// an error naming its sender, and fails the job only if the stream that
-// carried it had already changed the server's state.
+// Every connection to a server opens with the project's one handshake
+// (internal/wire, HMAC over the job token, as the mesh's and the store's,
+// for the ps service, so that no other service's handshake passes), run by
+// gRPC transport credentials before HTTP/2 starts: a process without the
+// job's token (Config.Token, ServerConfig.Token, which every worker and
+// server must have) is refused before it can send an RPC, and the token
+// never crosses the wire. The handshake proves a worker's rank; a message
+// that claims another is refused. A message that breaks the protocol (a
+// header that does not decode, a range outside its shard, more
+// contributions than workers, a shard larger than the machine's memory) is
+// refused with an error naming its sender, and fails the job only if the
+// stream that carried it had already changed the server's state.
 //
 // # Failure
 //
