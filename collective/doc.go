@@ -28,6 +28,6 @@
 // fakes one. Failures name where they happened: a [PeerError] carries the
 // peer's rank and address, and an [OpError] the operation and its sequence
 // number. A [TimeoutError] also says, where the transport can tell (a
-// [Diagnoser]), why what it waited for did not come: the chain of waits
+// [driver.Diagnoser]), why what it waited for did not come: the chain of waits
 // from the peer it waited for to the rank that stalls the job.
 package collective

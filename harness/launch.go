@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bufio"
 	"context"
 	"crypto/rand"
@@ -125,7 +127,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	}
 	servers := 0
 	if st, _ := collective.Lookup(spec.Strategy); st != nil {
-		if s, ok := st.(collective.Servers); ok {
+		if s, ok := st.(driver.Servers); ok {
 			if servers, err = s.ServerProcesses(spec.Options, spec.NP); err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -93,7 +95,7 @@ func (s *Spec) Validate() error {
 	if s.NP > MaxProcesses {
 		return fmt.Errorf("np %d: at most %d local processes", s.NP, MaxProcesses)
 	}
-	if sv, ok := st.(collective.Servers); ok {
+	if sv, ok := st.(driver.Servers); ok {
 		servers, err := sv.ServerProcesses(s.Options, s.NP)
 		if err != nil {
 			return fmt.Errorf("strategy %s: %w", s.Strategy, err)

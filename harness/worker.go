@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bufio"
 	"context"
 	"encoding/hex"
@@ -246,7 +248,7 @@ func serverMain(ctx context.Context, spec *Spec, url, jobID string, token []byte
 	if err != nil {
 		return err
 	}
-	srv, ok := st.(collective.Servers)
+	srv, ok := st.(driver.Servers)
 	if !ok {
 		return fmt.Errorf("strategy %s runs no server processes", spec.Strategy)
 	}
@@ -264,7 +266,7 @@ func serverMain(ctx context.Context, spec *Spec, url, jobID string, token []byte
 		return err
 	}
 	defer store.Close()
-	cfg := collective.ServerConfig{
+	cfg := driver.ServerConfig{
 		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
 		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
@@ -282,7 +284,7 @@ func serverMain(ctx context.Context, spec *Spec, url, jobID string, token []byte
 
 // openStore connects a process that is not a rank (a strategy's server) to
 // the job's store.
-func openStore(ctx context.Context, ep rendezvous.Endpoint, jobID string, timeout time.Duration) (collective.Store, error) {
+func openStore(ctx context.Context, ep rendezvous.Endpoint, jobID string, timeout time.Duration) (driver.Store, error) {
 	switch ep.Scheme {
 	case "tcp":
 		return rendezvous.Dial(ctx, ep.Addr, rendezvous.ClientOptions{JobID: jobID, Timeout: timeout})

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"github.com/distbench/distbench/internal/kernels"
+
 	"bufio"
 	"io"
 	"os"
@@ -9,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/distbench/distbench/collective"
 )
 
 // CaptureEnv describes the machine and build this process runs on. It is
@@ -24,7 +24,7 @@ func CaptureEnv() Env {
 		Kernel:    kernel(),
 		GoVersion: runtime.Version(),
 		Commit:    commit(debug.ReadBuildInfo()),
-		Reduce:    collective.ReduceKernels(),
+		Reduce:    kernels.Name(),
 		Args:      os.Args,
 		StartedAt: time.Now().UTC(),
 	}

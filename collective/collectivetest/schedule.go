@@ -1,6 +1,8 @@
 package collectivetest
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -79,7 +81,7 @@ func NewScheduleWorld(n int) *ScheduleWorld {
 }
 
 // Transport returns rank's end of the world.
-func (w *ScheduleWorld) Transport(rank int) collective.Transport { return w.ranks[rank] }
+func (w *ScheduleWorld) Transport(rank int) driver.Transport { return w.ranks[rank] }
 
 // Run calls op on every rank at once, each with its own communicator (comms[r]
 // for rank r), calls Drive, waits for every op to return and closes the
@@ -188,7 +190,7 @@ type scheduleTransport struct {
 	rank int
 }
 
-var _ collective.Transport = (*scheduleTransport)(nil)
+var _ driver.Transport = (*scheduleTransport)(nil)
 
 func (t *scheduleTransport) Rank() int           { return t.rank }
 func (t *scheduleTransport) Size() int           { return len(t.w.ranks) }

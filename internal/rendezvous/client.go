@@ -1,6 +1,8 @@
 package rendezvous
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -51,7 +53,7 @@ type pendingCall struct {
 	ch chan response // buffered, so the read loop never blocks on a caller
 }
 
-var _ collective.Store = (*Client)(nil)
+var _ driver.Store = (*Client)(nil)
 
 // permanentError marks a dial failure that retrying cannot fix.
 type permanentError struct{ err error }

@@ -1,6 +1,8 @@
 package rendezvous
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -74,7 +76,7 @@ type FileStore struct {
 	openGen string
 }
 
-var _ collective.Store = (*FileStore)(nil)
+var _ driver.Store = (*FileStore)(nil)
 
 // OpenFile opens the store in the file at path, creating it if needed. The
 // directory must exist.

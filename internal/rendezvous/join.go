@@ -1,6 +1,8 @@
 package rendezvous
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +49,7 @@ type Options struct {
 // and the store all ranks share. Rank 0's session may also host the
 // store's server.
 type Session struct {
-	store     collective.Store
+	store     driver.Store
 	server    *Server // when this process hosts the store
 	rank      int
 	size      int
@@ -60,7 +62,7 @@ type Session struct {
 }
 
 // Store is the job's store, for exchanging addresses and the like.
-func (s *Session) Store() collective.Store { return s.store }
+func (s *Session) Store() driver.Store { return s.store }
 
 // Rank is this process's rank in 0..Size-1.
 func (s *Session) Rank() int { return s.rank }

@@ -1,6 +1,8 @@
 package rendezvous
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"context"
 	"strconv"
 	"sync"
@@ -9,7 +11,7 @@ import (
 	"github.com/distbench/distbench/collective"
 )
 
-// MemStore is a collective.Store in memory, for ranks that share one process:
+// MemStore is a driver.Store in memory, for ranks that share one process:
 // in-process worlds in tests, benchmarks and examples. Values are copied in
 // and out; Get and Wait block until their keys exist or ctx ends.
 type MemStore struct {
@@ -18,7 +20,7 @@ type MemStore struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-var _ collective.Store = (*MemStore)(nil)
+var _ driver.Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bufio"
 	"context"
 	"errors"
@@ -44,7 +46,7 @@ type TCPOptions struct {
 	Rank, Size int
 	// Store is the job's rendezvous store, where each rank publishes its
 	// listen address under KeyPrefix+rank. Not needed when Size is 1.
-	Store     collective.Store
+	Store     driver.Store
 	KeyPrefix string // default DefaultKeyPrefix
 	// JobID names the job (at most wire.MaxJobID bytes); a peer of another
 	// job is refused.
@@ -218,7 +220,7 @@ type TCP struct {
 	spinners spinners // with Spin: the socket ends that may park; see spin.go
 }
 
-var _ collective.Transport = (*TCP)(nil)
+var _ driver.Transport = (*TCP)(nil)
 
 // peer is one connection and everything per peer.
 type peer struct {
@@ -1071,7 +1073,7 @@ func (t *TCP) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error 
 
 // PostRecv posts a receive of the next message from peer under tag into buf;
 // the returned receive's Wait completes it. See Mailbox.Post.
-func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, error) {
+func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (driver.Posted, error) {
 	p, err := t.peer(peer)
 	if err != nil {
 		return nil, err
@@ -1080,13 +1082,13 @@ func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, err
 }
 
 // PostRecvReduce posts a receive that reduces the next message from peer
-// under tag into buf as it is read; see collective.ReducePoster.
-func (t *TCP) PostRecvReduce(peer int, tag uint64, buf []byte, dt collective.DType, op collective.Op) (collective.Posted, error) {
+// under tag into buf as it is read; see driver.ReducePoster.
+func (t *TCP) PostRecvReduce(peer int, tag uint64, buf []byte, red driver.Reduction) (driver.Posted, error) {
 	p, err := t.peer(peer)
 	if err != nil {
 		return nil, err
 	}
-	return posted{p.box, p.box.PostReduce(tag, buf, dt, op)}, nil
+	return posted{p.box, p.box.PostReduce(tag, buf, red)}, nil
 }
 
 // readLoop reads frames from one peer until the connection ends.
@@ -1308,7 +1310,7 @@ func (t *TCP) readInto(p *peer, pd *Pending, head []byte, got, size int) error {
 // from the kernel into the reader's buffer, which stays in cache, and from
 // there into Buf, with no staging buffer and no second pass over memory.
 func (t *TCP) readReduce(p *peer, pd *Pending, off, size int) error {
-	elem := pd.dt.Size()
+	elem := pd.Elem()
 	piece := p.r.Size() / elem * elem
 	for off < size {
 		n := min(size-off, piece)

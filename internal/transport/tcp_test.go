@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -48,7 +51,7 @@ type mesh struct {
 
 // startMesh builds size ranks at once, as size processes would, and returns
 // their transports and errors.
-func startMesh(size int, store collective.Store, tweak func(rank int, o *TCPOptions)) ([]*TCP, []error, []*logLines) {
+func startMesh(size int, store driver.Store, tweak func(rank int, o *TCPOptions)) ([]*TCP, []error, []*logLines) {
 	ts := make([]*TCP, size)
 	errs := make([]error, size)
 	logs := make([]*logLines, size)
@@ -461,7 +464,7 @@ func TestTCPStrayConnection(t *testing.T) {
 // gatedStore holds every Get until open is closed: the ranks publish their
 // addresses, and dial only once the test lets them.
 type gatedStore struct {
-	collective.Store
+	driver.Store
 	open chan struct{}
 }
 
@@ -1010,7 +1013,7 @@ func TestTCPClaimMidMessage(t *testing.T) {
 			got := make([]byte, tt.buf)
 			if strings.HasPrefix(tt.name, "reduce") {
 				// Reducing into zeros with uint8 max leaves the message.
-				rv, err := m.ts[1].PostRecvReduce(0, tag, got, collective.Uint8, collective.Max)
+				rv, err := m.ts[1].PostRecvReduce(0, tag, got, kernels.Reduction(collective.Uint8, collective.Max))
 				if err == nil {
 					err = rv.Wait(ctx)
 				}

@@ -1,6 +1,8 @@
 package ps
 
 import (
+	"github.com/distbench/distbench/internal/kernels"
+
 	"github.com/distbench/distbench/collective"
 )
 
@@ -32,13 +34,13 @@ func reduceSegs(dt collective.DType, op collective.Op, dst []byte, segs [][]byte
 			if nc < es {
 				continue
 			}
-			collective.ReduceInto(dt, op, dst[pos:pos+es], carry[:es])
+			kernels.Reduce(dt, op, dst[pos:pos+es], carry[:es])
 			pos += es
 			nc = 0
 		}
 		whole := len(s) / es * es
 		if whole > 0 {
-			collective.ReduceInto(dt, op, dst[pos:pos+whole], s[:whole])
+			kernels.Reduce(dt, op, dst[pos:pos+whole], s[:whole])
 			pos += whole
 		}
 		nc = copy(carry[:], s[whole:])

@@ -1,6 +1,8 @@
 package ps
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"context"
 	"fmt"
 	"time"
@@ -19,7 +21,7 @@ type strategy struct{}
 var (
 	_ collective.Describer       = strategy{}
 	_ collective.OptionValidator = strategy{}
-	_ collective.Servers         = strategy{}
+	_ driver.Servers             = strategy{}
 )
 
 func (strategy) Description() string {
@@ -77,7 +79,7 @@ func (strategy) ServerProcesses(opts map[string]string, workers int) (int, error
 // publishes its address under "ps/server/<index>" in the store, and serves
 // until every worker has closed (nil) or ctx ends (an error saying how many
 // had not; the server stops at once, failing RPCs in flight).
-func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
+func (strategy) Serve(ctx context.Context, cfg driver.ServerConfig) error {
 	o, err := parseOptions(cfg.Options)
 	if err != nil {
 		return fmt.Errorf("%s: %w", Name, err)
@@ -128,7 +130,7 @@ func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
 }
 
 // comm is a worker's communicator: core's engine over the ps algorithms,
-// plus the training calls of ParamServer.
+// plus the training calls of collective.ParamServer.
 type comm struct {
 	*core.Group
 	w *world
@@ -136,7 +138,7 @@ type comm struct {
 
 var (
 	_ collective.Comm        = (*comm)(nil)
-	_ ParamServer            = (*comm)(nil)
+	_ collective.ParamServer = (*comm)(nil)
 	_ collective.CloseWaiter = (*comm)(nil)
 )
 

@@ -1,6 +1,8 @@
 package ps
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"context"
 	"errors"
 	"fmt"
@@ -184,8 +186,8 @@ func (w *world) waitLocal(ctx context.Context) error {
 
 // shaper returns the transport's connection shaper, so that the servers'
 // streams share the process's shaped NIC; nil when there is none.
-func shaper(tr collective.Transport) func(net.Conn) net.Conn {
-	if s, ok := tr.(collective.ConnShaper); ok {
+func shaper(tr driver.Transport) func(net.Conn) net.Conn {
+	if s, ok := tr.(driver.ConnShaper); ok {
 		return s.ShapeConn
 	}
 	return nil

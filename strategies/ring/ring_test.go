@@ -1,6 +1,8 @@
 package ring_test
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"bytes"
 	"errors"
 	"math"
@@ -150,7 +152,7 @@ func TestErrorsSayWhere(t *testing.T) {
 // plainTransport hides the transport's optional interfaces (Poster,
 // ReducePoster), so that the engine's fallbacks for transports without them
 // carry the ring's posted receives.
-type plainTransport struct{ collective.Transport }
+type plainTransport struct{ driver.Transport }
 
 // The ring posts every receive of a pass before sending; on a transport
 // that cannot post, the engine must still fill them in the order posted.

@@ -1,6 +1,8 @@
 package ring
 
 import (
+	"github.com/distbench/distbench/internal/kernels"
+
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
@@ -63,7 +65,7 @@ func (a *algorithms) whole(c *core.Call, t collective.Tensor, op collective.Op) 
 	}
 	acc := slot(0)
 	for k := 1; k < n; k++ {
-		collective.ReduceInto(t.DType, op, acc, slot(k))
+		kernels.Reduce(t.DType, op, acc, slot(k))
 	}
 	if r != 0 {
 		copy(t.Data, acc)

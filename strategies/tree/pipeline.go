@@ -1,6 +1,8 @@
 package tree
 
 import (
+	"github.com/distbench/distbench/internal/kernels"
+
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -260,7 +262,7 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 				if !ok {
 					return nil
 				}
-				collective.ReduceInto(f.dt, f.op, dst, slot)
+				kernels.Reduce(f.dt, f.op, dst, slot)
 				free[i] <- slot[:cap(slot)]
 			}
 			ready()

@@ -1,6 +1,8 @@
 package tree
 
 import (
+	"github.com/distbench/distbench/internal/kernels"
+
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
@@ -40,7 +42,7 @@ func (a *algorithms) recursiveDoubling(c *core.Call, t collective.Tensor, op col
 		if err := c.Recv(extra, 0, buf); err != nil {
 			return fmt.Errorf("rd fold: %w", err)
 		}
-		collective.ReduceInto(t.DType, op, t.Data, buf)
+		kernels.Reduce(t.DType, op, t.Data, buf)
 	}
 	for k, mask := 0, 1; mask < p; k, mask = k+1, mask<<1 {
 		partner := r ^ mask
@@ -48,9 +50,9 @@ func (a *algorithms) recursiveDoubling(c *core.Call, t collective.Tensor, op col
 			return fmt.Errorf("rd step %d of %d: %w", k+1, log2(p), err)
 		}
 		if partner > r {
-			collective.ReduceInto(t.DType, op, t.Data, buf)
+			kernels.Reduce(t.DType, op, t.Data, buf)
 		} else {
-			collective.ReduceInto(t.DType, op, buf, t.Data)
+			kernels.Reduce(t.DType, op, buf, t.Data)
 			copy(t.Data, buf)
 		}
 	}

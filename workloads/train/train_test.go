@@ -1,6 +1,8 @@
 package train
 
 import (
+	"github.com/distbench/distbench/collective/driver"
+
 	"context"
 	"fmt"
 	"math"
@@ -316,7 +318,7 @@ func referenceWeights(t *testing.T, cfg Config, trainSet *data.Dataset, lrs []fl
 
 // newStore is a rendezvous store in this process, for the parameter
 // server's addresses.
-func newStore(t *testing.T) collective.Store {
+func newStore(t *testing.T) driver.Store {
 	srv, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: "train-test"})
 	if err != nil {
 		t.Fatal(err)
