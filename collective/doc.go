@@ -3,8 +3,11 @@
 //
 // Everything above it (the harness, the training workloads) is written against
 // [Comm]; everything below it (transport, rendezvous) is shared by the
-// strategies that implement it. Strategies register themselves from init, as
-// database/sql drivers do:
+// strategies that implement it, and what those implement (a transport, the
+// rendezvous store, a strategy's server processes) is declared apart, in
+// package [github.com/distbench/distbench/collective/driver], as
+// database/sql keeps its drivers' contract in database/sql/driver. Strategies
+// register themselves from init, as database/sql drivers do:
 //
 //	import _ "github.com/distbench/distbench/strategies/all"
 //
