@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bufio"
 	"context"
 	"crypto/rand"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/results"
 )

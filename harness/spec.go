@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/workloads/train"

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bufio"
 	"context"
 	"encoding/hex"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"bufio"
 	"io"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // CaptureEnv describes the machine and build this process runs on. It is

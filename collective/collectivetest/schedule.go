@@ -1,8 +1,6 @@
 package collectivetest
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bytes"
 	"cmp"
 	"context"
@@ -15,6 +13,7 @@ import (
 	"testing/synctest"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // ScheduleWorld is an in-memory transport world that moves messages only when

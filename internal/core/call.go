@@ -1,15 +1,13 @@
 package core
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"fmt"
 	"sync"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Call is one collective in progress: what an algorithm uses to talk to the

@@ -1,13 +1,12 @@
 package core_test
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"testing"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/internal/transport"
 )

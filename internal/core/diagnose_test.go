@@ -1,8 +1,6 @@
 package core_test
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"errors"
 	"net"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"

@@ -1,10 +1,6 @@
 package core
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Algorithms are a strategy's collectives, called one at a time in issue

@@ -1,9 +1,8 @@
 package core
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Simple implements every collective with plain point-to-point algorithms:

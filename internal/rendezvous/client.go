@@ -1,8 +1,6 @@
 package rendezvous
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // ClientOptions configure a Client. The zero value is usable.

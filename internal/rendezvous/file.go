@@ -1,8 +1,6 @@
 package rendezvous
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // The file store's format: a header line, then records appended one after

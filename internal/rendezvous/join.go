@@ -1,8 +1,6 @@
 package rendezvous
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // Options say how to join a job's rendezvous.

@@ -1,14 +1,13 @@
 package rendezvous
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // MemStore is a driver.Store in memory, for ranks that share one process:

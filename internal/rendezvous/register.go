@@ -1,8 +1,6 @@
 package rendezvous
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // Registration is built from the Store interface alone (Add as a

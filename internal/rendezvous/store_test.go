@@ -1,8 +1,6 @@
 package rendezvous
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // backend opens two handles on one fresh store, as two processes would

@@ -1,10 +1,6 @@
 package transport
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
-	"github.com/distbench/distbench/collective/driver"
-
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +11,8 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Both transports promise the same semantics; these checks run against each.

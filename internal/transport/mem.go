@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // MemOptions shapes an in-memory world for tests.

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bufio"
 	"context"
 	"errors"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/kernels"
 	"github.com/distbench/distbench/internal/wire"
 )

@@ -1,9 +1,8 @@
 package ps
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // copySegs copies the concatenation of segs into dst, which must be at least

@@ -1,8 +1,6 @@
 package ps
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distbench/distbench/collective/driver"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )

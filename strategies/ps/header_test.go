@@ -1,13 +1,12 @@
 package ps
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"bytes"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 	"google.golang.org/grpc/mem"
 )
 

@@ -1,8 +1,6 @@
 package ps_test
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/strategies/ps"

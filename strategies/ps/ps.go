@@ -1,13 +1,12 @@
 package ps
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 )
 

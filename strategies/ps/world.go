@@ -1,8 +1,6 @@
 package ps
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 	"google.golang.org/grpc/codes"
 )

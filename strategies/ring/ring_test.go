@@ -1,8 +1,6 @@
 package ring_test
 
 import (
-	"github.com/distbench/distbench/collective/driver"
-
 	"bytes"
 	"errors"
 	"math"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	_ "github.com/distbench/distbench/strategies/ring"
 )

@@ -1,12 +1,11 @@
 package ring
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // whole is the latency-bound allreduce of the ring, Gloo's allreduce_ring:

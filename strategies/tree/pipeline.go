@@ -1,14 +1,13 @@
 package tree
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"context"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // node is one rank's place in one tree: its parent (−1 at the root) and its

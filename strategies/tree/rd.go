@@ -1,12 +1,11 @@
 package tree
 
 import (
-	"github.com/distbench/distbench/internal/kernels"
-
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // recursiveDoubling is the latency-optimal allreduce of Thakur, Rabenseifner
