@@ -3,8 +3,11 @@
 //
 // Everything above it (the harness, the training workloads) is written against
 // [Comm]; everything below it (transport, rendezvous) is shared by the
-// strategies that implement it. Strategies register themselves from init, as
-// database/sql drivers do:
+// strategies that implement it, and what those implement (a transport, the
+// rendezvous store, a strategy's server processes) is declared apart, in
+// package [github.com/distbench/distbench/collective/driver], as
+// database/sql keeps its drivers' contract in database/sql/driver. Strategies
+// register themselves from init, as database/sql drivers do:
 //
 //	import _ "github.com/distbench/distbench/strategies/all"
 //
@@ -28,6 +31,6 @@
 // fakes one. Failures name where they happened: a [PeerError] carries the
 // peer's rank and address, and an [OpError] the operation and its sequence
 // number. A [TimeoutError] also says, where the transport can tell (a
-// [Diagnoser]), why what it waited for did not come: the chain of waits
+// [driver.Diagnoser]), why what it waited for did not come: the chain of waits
 // from the peer it waited for to the rank that stalls the job.
 package collective

@@ -56,11 +56,6 @@ func (d DType) String() string {
 	return dtypeInfo[d].name
 }
 
-// IsFloat reports whether d is a floating-point type.
-func (d DType) IsFloat() bool {
-	return d == Float32 || d == Float64 || d == Float16 || d == BFloat16
-}
-
 var dtypeAliases = map[string]DType{
 	"float": Float32, "f32": Float32, "fp32": Float32,
 	"double": Float64, "f64": Float64, "fp64": Float64,

@@ -63,7 +63,7 @@ type TimeoutError struct {
 	// chain of waits that a diagnosis followed to a rank that waits for
 	// nothing or does not answer ("rank 2 waits for rank 0, which waits
 	// for rank 3; rank 3 (10.0.0.4:4100) did not answer within 1s").
-	// See Diagnoser.
+	// See driver.Diagnoser.
 	Cause string
 }
 

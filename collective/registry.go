@@ -3,23 +3,15 @@ package collective
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Strategy builds communicators. Strategies register one under a name from init.
 type Strategy interface {
 	New(ctx context.Context, cfg Config) (Comm, error)
 }
-
-// StrategyFunc adapts a function to Strategy.
-type StrategyFunc func(ctx context.Context, cfg Config) (Comm, error)
-
-// New calls f.
-func (f StrategyFunc) New(ctx context.Context, cfg Config) (Comm, error) { return f(ctx, cfg) }
 
 // Describer is an optional interface: a one-line description for `distbench strategies`.
 type Describer interface {
@@ -96,36 +88,4 @@ func New(ctx context.Context, name string, cfg Config) (Comm, error) {
 		}
 	}
 	return s.New(ctx, cfg)
-}
-
-// ServerConfig is what a server process of a strategy is given.
-type ServerConfig struct {
-	Index   int // this server's index, 0..Count-1
-	Count   int // number of server processes
-	Workers int // number of worker ranks (the communicator's size)
-	// Store is the job's rendezvous store, shared with the workers; servers
-	// publish their addresses in it.
-	Store   Store
-	Timeout time.Duration
-	Options map[string]string
-	// ListenHost is the interface to bind (default 127.0.0.1).
-	ListenHost string
-	// ShapeConn, if set, shapes the server's connections to the job's
-	// network, as the workers' transport shapes theirs.
-	ShapeConn func(net.Conn) net.Conn
-	// JobID and Token are the job's, as every worker has them
-	// (Config.JobID, Config.Token): a server serves only peers that prove
-	// they hold Token.
-	JobID string
-	Token []byte
-	Logf  func(format string, args ...any)
-}
-
-// Servers is an optional interface for strategies that run processes beside
-// the workers, as a parameter server's dedicated servers. A launcher asks
-// ServerProcesses how many to start, starts them, and calls Serve in each;
-// Serve returns when the job is over (every worker has closed) or ctx ends.
-type Servers interface {
-	ServerProcesses(opts map[string]string, workers int) (int, error)
-	Serve(ctx context.Context, cfg ServerConfig) error
 }

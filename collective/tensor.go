@@ -44,9 +44,6 @@ func (t Tensor) Clone() Tensor {
 	return c
 }
 
-// Zero sets every element to zero.
-func (t Tensor) Zero() { clear(t.Data) }
-
 func (t Tensor) String() string { return fmt.Sprintf("Tensor(%s×%d)", t.DType, t.Count()) }
 
 func asBytes[T any](s []T) []byte {

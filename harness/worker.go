@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/internal/rendezvous"
@@ -109,7 +110,7 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	srv, ok := st.(collective.Servers)
+	srv, ok := st.(driver.Servers)
 	if !ok {
 		return fmt.Errorf("strategy %s runs no server processes", spec.Strategy)
 	}
@@ -127,7 +128,7 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 		return err
 	}
 	defer store.Close()
-	cfg := collective.ServerConfig{
+	cfg := driver.ServerConfig{
 		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
 		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
@@ -145,7 +146,7 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 
 // openStore connects a process that is not a rank (a strategy's server) to
 // the job's store.
-func openStore(ctx context.Context, ep rendezvous.Endpoint, getenv func(string) string, jobID string, token []byte, timeout time.Duration) (collective.Store, error) {
+func openStore(ctx context.Context, ep rendezvous.Endpoint, getenv func(string) string, jobID string, token []byte, timeout time.Duration) (driver.Store, error) {
 	switch ep.Scheme {
 	case "tcp":
 		return rendezvous.Dial(ctx, ep.Addr, rendezvous.ClientOptions{JobID: jobID, Token: token, Timeout: timeout})

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // CaptureEnv describes the machine and build this process runs on. It is
@@ -24,7 +24,7 @@ func CaptureEnv() Env {
 		Kernel:    kernel(),
 		GoVersion: runtime.Version(),
 		Commit:    commit(debug.ReadBuildInfo()),
-		Reduce:    collective.ReduceKernels(),
+		Reduce:    kernels.Name(),
 		Args:      os.Args,
 		StartedAt: time.Now().UTC(),
 	}

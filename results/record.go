@@ -152,7 +152,7 @@ type Env struct {
 	Kernel    string `json:"kernel"`
 	GoVersion string `json:"go_version"`
 	Commit    string `json:"commit"`
-	// Reduce names the reduction kernels (collective.ReduceKernels):
+	// Reduce names the reduction kernels (kernels.Name):
 	// "avx2", "avx2+f16c" or "go".
 	Reduce     string    `json:"reduce,omitempty"`
 	Args       []string  `json:"args,omitempty"`

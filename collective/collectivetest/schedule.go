@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // ScheduleWorld is an in-memory transport world that moves messages only when
@@ -79,7 +80,7 @@ func NewScheduleWorld(n int) *ScheduleWorld {
 }
 
 // Transport returns rank's end of the world.
-func (w *ScheduleWorld) Transport(rank int) collective.Transport { return w.ranks[rank] }
+func (w *ScheduleWorld) Transport(rank int) driver.Transport { return w.ranks[rank] }
 
 // Run calls op on every rank at once, each with its own communicator (comms[r]
 // for rank r), calls Drive, waits for every op to return and closes the
@@ -188,7 +189,7 @@ type scheduleTransport struct {
 	rank int
 }
 
-var _ collective.Transport = (*scheduleTransport)(nil)
+var _ driver.Transport = (*scheduleTransport)(nil)
 
 func (t *scheduleTransport) Rank() int           { return t.rank }
 func (t *scheduleTransport) Size() int           { return len(t.w.ranks) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/workloads/train"
@@ -93,7 +94,7 @@ func (s *Spec) Validate() error {
 	if s.NP > MaxProcesses {
 		return fmt.Errorf("np %d: at most %d local processes", s.NP, MaxProcesses)
 	}
-	if sv, ok := st.(collective.Servers); ok {
+	if sv, ok := st.(driver.Servers); ok {
 		servers, err := sv.ServerProcesses(s.Options, s.NP)
 		if err != nil {
 			return fmt.Errorf("strategy %s: %w", s.Strategy, err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/results"
@@ -127,7 +128,7 @@ func Launch(ctx context.Context, o Options) error {
 	}
 	servers := 0
 	if st, _ := collective.Lookup(spec.Strategy); st != nil {
-		if s, ok := st.(collective.Servers); ok {
+		if s, ok := st.(driver.Servers); ok {
 			if servers, err = s.ServerProcesses(spec.Options, spec.NP); err != nil {
 				return err
 			}

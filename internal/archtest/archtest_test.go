@@ -67,13 +67,6 @@ var layers = []layerRule{
 	},
 }
 
-// knownLayerViolations are edges that a branch of issue 13 removes: listed so
-// that this test passes on the branches that do not remove them, and failing
-// once the edge is gone, so that whoever merges the fix empties this list.
-var knownLayerViolations = map[string]string{
-	"workloads/train -> strategies/ps": "issue 13 item 2: training speaks the API only (the API/driver branch)",
-}
-
 // pkg is what `go list -json` says of a package that the rules read.
 type pkg struct {
 	ImportPath string
@@ -175,19 +168,8 @@ func TestLayers(t *testing.T) {
 	if len(pkgs) < 10 {
 		t.Fatalf("go list found %d packages; is this the distbench module?", len(pkgs))
 	}
-	seen := map[string]bool{}
 	for _, v := range check(layers, pkgs) {
-		if why, ok := knownLayerViolations[v.edge()]; ok {
-			seen[v.edge()] = true
-			t.Logf("known, until it merges: %v (%s)", v, why)
-			continue
-		}
 		t.Errorf("%v", v)
-	}
-	for edge, why := range knownLayerViolations {
-		if !seen[edge] {
-			t.Errorf("%s is gone (%s): delete it from knownLayerViolations", edge, why)
-		}
 	}
 }
 
@@ -252,12 +234,6 @@ func TestLayerRulesCatch(t *testing.T) {
 // it, a file holds more than one idea.
 const maxLines = 600
 
-// longFiles are files over maxLines that a branch of issue 13 splits: they
-// are skipped, not failed, until it merges, and a file listed here that is
-// no longer too long fails, so that whoever merges the split empties this
-// list.
-var longFiles = map[string]string{}
-
 // generated is the line Go's convention marks generated files with.
 var generated = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
 
@@ -273,7 +249,6 @@ func TestFileLength(t *testing.T) {
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}
-	seen := map[string]bool{}
 	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
 		if name == "" || strings.HasSuffix(name, "_test.go") {
 			continue
@@ -288,18 +263,7 @@ func TestFileLength(t *testing.T) {
 		if gen || n <= maxLines {
 			continue
 		}
-		seen[name] = true
-		t.Run(name, func(t *testing.T) {
-			if why, ok := longFiles[name]; ok {
-				t.Skipf("%s: %d lines, over %d; allowed until %s merges", name, n, maxLines, why)
-			}
-			t.Errorf("%s: %d lines, over %d: split it by concern, one file one idea", name, n, maxLines)
-		})
-	}
-	for name, why := range longFiles {
-		if !seen[name] {
-			t.Errorf("%s is no longer over %d lines (%s): delete it from longFiles", name, maxLines, why)
-		}
+		t.Errorf("%s: %d lines, over %d: split it by concern, one file one idea", name, n, maxLines)
 	}
 }
 

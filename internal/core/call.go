@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Call is one collective in progress: what an algorithm uses to talk to the
@@ -132,7 +134,7 @@ var cancelled = func() context.Context {
 // waits instead.
 func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
 	g := c.g
-	if ps, ok := g.shared.tr.(collective.Poster); ok {
+	if ps, ok := g.shared.tr.(driver.Poster); ok {
 		r, err := ps.PostRecv(g.ranks[peer], c.tag(channel), buf)
 		if err != nil {
 			return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
@@ -187,13 +189,13 @@ func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
 
 // PostRecvReduce posts a receive of the next message from group rank peer
 // on channel that reduces it into buf with op (buf = buf op message). On a
-// collective.ReducePoster the message is reduced as it is read, with no
+// driver.ReducePoster the message is reduced as it is read, with no
 // staging buffer; elsewhere it lands in a buffer of its own and is reduced
 // in Wait.
 func (c *Call) PostRecvReduce(peer int, channel uint8, buf []byte, dt collective.DType, op collective.Op) *Posted {
 	g := c.g
-	if rp, ok := g.shared.tr.(collective.ReducePoster); ok {
-		r, err := rp.PostRecvReduce(g.ranks[peer], c.tag(channel), buf, dt, op)
+	if rp, ok := g.shared.tr.(driver.ReducePoster); ok {
+		r, err := rp.PostRecvReduce(g.ranks[peer], c.tag(channel), buf, kernels.Reduction(dt, op))
 		if err != nil {
 			return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
 		}
@@ -205,7 +207,7 @@ func (c *Call) PostRecvReduce(peer int, channel uint8, buf []byte, dt collective
 		if err := inner.finish(ctx); err != nil {
 			return err
 		}
-		collective.ReduceInto(dt, op, buf, staged)
+		kernels.Reduce(dt, op, buf, staged)
 		return nil
 	}}
 }

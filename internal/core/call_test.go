@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/internal/transport"
 )
@@ -31,17 +32,17 @@ func (waitThenCancel) Broadcast(c *core.Call, t collective.Tensor, root int) err
 
 // plain hides the transport's optional interfaces, so the engine's
 // goroutine fallbacks carry the posted receives.
-type plain struct{ collective.Transport }
+type plain struct{ driver.Transport }
 
 // A posted receive that failed can be cancelled (twice) and waited for
 // again without hanging, on transports that post and on those that do not.
 func TestPostedCancelAfterFailedWait(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wrap func(collective.Transport) collective.Transport
+		wrap func(driver.Transport) driver.Transport
 	}{
-		{"poster", func(tr collective.Transport) collective.Transport { return tr }},
-		{"fallback", func(tr collective.Transport) collective.Transport { return plain{tr} }},
+		{"poster", func(tr driver.Transport) driver.Transport { return tr }},
+		{"fallback", func(tr driver.Transport) driver.Transport { return plain{tr} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			trs := transport.NewMemWorld(2, transport.MemOptions{})

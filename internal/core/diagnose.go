@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // When a wait reaches the operation's deadline, every rank of a stalled job
 // times out at about the same time, each on its own neighbour, and the
 // first to fail aborts the job with its error: which, by itself, names a
 // victim, not the rank that stalled. So before failing, a rank that timed
-// out asks the transport (a collective.Diagnoser) to follow the chain of
+// out asks the transport (a driver.Diagnoser) to follow the chain of
 // waits from the peer it waited for to the rank where it ends, and says
 // what it found in the TimeoutError's Cause; the abort relays that text to
 // every rank.
@@ -107,7 +108,7 @@ func (d *diagnosis) apply(err error) error {
 }
 
 func (g *Group) diagnose(ctx context.Context, peer int, in waitingIn, d *diagnosis) {
-	dg, ok := g.shared.tr.(collective.Diagnoser)
+	dg, ok := g.shared.tr.(driver.Diagnoser)
 	if !ok {
 		return
 	}
@@ -130,7 +131,7 @@ func (g *Group) diagnose(ctx context.Context, peer int, in waitingIn, d *diagnos
 //
 // It names the rank where the chain ends last, with its address (the first
 // rank's is in the timeout already), or says that the chain is a cycle.
-func (g *Group) describeWaits(chain []collective.WaitState, in waitingIn, budget time.Duration) string {
+func (g *Group) describeWaits(chain []driver.WaitState, in waitingIn, budget time.Duration) string {
 	if len(chain) == 0 {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
@@ -59,12 +60,12 @@ var testToken = []byte("diag-token")
 // but bare connections that complete the handshake and then never read nor
 // write, as a stopped process (SIGSTOP) would. It returns the transports
 // (nil at fake ranks) and every rank's address.
-func tcpWorld(t *testing.T, size int, fake map[int]bool) ([]collective.Transport, []string) {
+func tcpWorld(t *testing.T, size int, fake map[int]bool) ([]driver.Transport, []string) {
 	t.Helper()
 	store := rendezvous.NewMemStore()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	trs := make([]collective.Transport, size)
+	trs := make([]driver.Transport, size)
 	addrs := make([]string, size)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
@@ -96,7 +97,7 @@ func tcpWorld(t *testing.T, size int, fake map[int]bool) ([]collective.Transport
 }
 
 // stoppedRank joins the mesh as rank and then does nothing at all.
-func stoppedRank(t *testing.T, ctx context.Context, store collective.Store, rank, size int) (string, error) {
+func stoppedRank(t *testing.T, ctx context.Context, store driver.Store, rank, size int) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -126,9 +127,9 @@ func stoppedRank(t *testing.T, ctx context.Context, store collective.Store, rank
 	return addr, nil
 }
 
-func memMesh(t *testing.T, size int) ([]collective.Transport, []string) {
+func memMesh(t *testing.T, size int) ([]driver.Transport, []string) {
 	ms := transport.NewMemWorld(size, transport.MemOptions{})
-	trs := make([]collective.Transport, size)
+	trs := make([]driver.Transport, size)
 	for r, m := range ms {
 		trs[r] = m
 		t.Cleanup(func() { m.Close() })
@@ -138,7 +139,7 @@ func memMesh(t *testing.T, size int) ([]collective.Transport, []string) {
 
 // runRanks runs op on a token-ring group at each rank in ranks and returns
 // their errors.
-func runRanks(t *testing.T, trs []collective.Transport, ranks []int, op func(r int, g *core.Group) error) map[int]error {
+func runRanks(t *testing.T, trs []driver.Transport, ranks []int, op func(r int, g *core.Group) error) map[int]error {
 	t.Helper()
 	type result struct {
 		rank int
@@ -175,14 +176,14 @@ func barrier(_ int, g *core.Group) error { return g.Barrier(context.Background()
 func TestTimeoutsNameTheStalledRank(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		world func(t *testing.T) ([]collective.Transport, []string)
+		world func(t *testing.T) ([]driver.Transport, []string)
 		want  string // after "rank 3" and its address
 	}{
-		{"mem/absent", func(t *testing.T) ([]collective.Transport, []string) { return memMesh(t, 4) },
+		{"mem/absent", func(t *testing.T) ([]driver.Transport, []string) { return memMesh(t, 4) },
 			" waits for no message: it has not joined barrier #0 (busy or stuck elsewhere)"},
-		{"tcp/absent", func(t *testing.T) ([]collective.Transport, []string) { return tcpWorld(t, 4, nil) },
+		{"tcp/absent", func(t *testing.T) ([]driver.Transport, []string) { return tcpWorld(t, 4, nil) },
 			" waits for no message: it has not joined barrier #0 (busy or stuck elsewhere)"},
-		{"tcp/stopped", func(t *testing.T) ([]collective.Transport, []string) { return tcpWorld(t, 4, map[int]bool{3: true}) },
+		{"tcp/stopped", func(t *testing.T) ([]driver.Transport, []string) { return tcpWorld(t, 4, map[int]bool{3: true}) },
 			" did not answer within 100ms (stopped, stuck, or too starved of CPU to answer)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,7 @@
 //   - per-operation deadlines, and errors that name the strategy, operation,
 //     sequence number and peer; a wait that reaches the deadline is
 //     explained before the rank fails, by following the chain of waits over
-//     the transport (a collective.Diagnoser) to the rank that stalls the job
+//     the transport (a driver.Diagnoser) to the rank that stalls the job
 //     ("rank 1 waits for rank 0, which waits for rank 3; rank 3
 //     (10.0.0.4:4100) did not answer within 1s"), so that every rank's error
 //     names it, not just a neighbour;

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Algorithms are a strategy's collectives, called one at a time in issue
@@ -34,7 +36,7 @@ type Factory func(g *Group) (Algorithms, error)
 type shared struct {
 	strategy string
 	cfg      collective.Config
-	tr       collective.Transport
+	tr       driver.Transport
 	factory  Factory
 
 	mu      sync.Mutex
@@ -79,7 +81,7 @@ type Group struct {
 	p2pSeq  map[[2]int]uint64
 	scratch [][]byte // see Call.Scratch; used only on the executor
 
-	// On a transport that is not a collective.Poster, the last receive
+	// On a transport that is not a driver.Poster, the last receive
 	// posted per stream, which the next must wait for (see Call.PostRecv).
 	postMu   sync.Mutex
 	lastPost map[postKey]chan struct{}
@@ -139,7 +141,7 @@ func (g *Group) GlobalRank(r int) int { return g.ranks[r] }
 
 // Transport is the job's transport, for strategies that need more than Call
 // offers (a parameter server's side channels).
-func (g *Group) Transport() collective.Transport { return g.shared.tr }
+func (g *Group) Transport() driver.Transport { return g.shared.tr }
 
 // submit queues fn as collective op, with the op's deadline, and returns
 // its Work.
@@ -284,7 +286,7 @@ func (g *Group) finishAvg(op collective.Op) (collective.Op, func(collective.Tens
 		return op, func(collective.Tensor) {}
 	}
 	n := g.Size()
-	return collective.Sum, func(t collective.Tensor) { collective.DivideInPlace(t, n) }
+	return collective.Sum, func(t collective.Tensor) { kernels.Divide(t, n) }
 }
 
 func (g *Group) allReduceOp(t collective.Tensor, op collective.Op) pending {

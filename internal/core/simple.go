@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Simple implements every collective with plain point-to-point algorithms:
@@ -48,7 +49,7 @@ func (Simple) Reduce(c *Call, t collective.Tensor, root int, op collective.Op) e
 		return err
 	}
 	for _, x := range recvs {
-		collective.ReduceInto(t.DType, op, t.Data, x.buf)
+		kernels.Reduce(t.DType, op, t.Data, x.buf)
 	}
 	return nil
 }
@@ -133,7 +134,7 @@ func (Simple) ReduceScatter(c *Call, out, in collective.Tensor, op collective.Op
 	}
 	// Reduce in rank order so every rank's result is computed alike.
 	for _, x := range recvs {
-		collective.ReduceInto(in.DType, op, acc.Data, x.buf)
+		kernels.Reduce(in.DType, op, acc.Data, x.buf)
 	}
 	copy(out.Data, acc.Data)
 	return nil

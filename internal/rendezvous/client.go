@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -55,7 +56,7 @@ type pendingCall struct {
 	ch chan response // buffered, so the read loop never blocks on a caller
 }
 
-var _ collective.Store = (*Client)(nil)
+var _ driver.Store = (*Client)(nil)
 
 // permanentError marks a dial failure that retrying cannot fix.
 type permanentError struct{ err error }

@@ -1,5 +1,5 @@
 // Package rendezvous is how the processes of one job find each other: a
-// small key-value store they all share (collective.Store), and Join, which
+// small key-value store they all share (driver.Store), and Join, which
 // registers each process's rank in it and returns once the whole world has
 // arrived, as torch.distributed.init_process_group does.
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // The file store's format: a header line, then records appended one after
@@ -74,7 +75,7 @@ type FileStore struct {
 	openGen string
 }
 
-var _ collective.Store = (*FileStore)(nil)
+var _ driver.Store = (*FileStore)(nil)
 
 // OpenFile opens the store in the file at path, creating it if needed. The
 // directory must exist.

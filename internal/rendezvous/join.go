@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // Options say how to join a job's rendezvous.
@@ -50,7 +51,7 @@ type Options struct {
 // and the store all ranks share. Rank 0's session may also host the
 // store's server.
 type Session struct {
-	store     collective.Store
+	store     driver.Store
 	server    *Server // when this process hosts the store
 	rank      int
 	size      int
@@ -63,7 +64,7 @@ type Session struct {
 }
 
 // Store is the job's store, for exchanging addresses and the like.
-func (s *Session) Store() collective.Store { return s.store }
+func (s *Session) Store() driver.Store { return s.store }
 
 // Rank is this process's rank in 0..Size-1.
 func (s *Session) Rank() int { return s.rank }

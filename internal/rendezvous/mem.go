@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
-// MemStore is a collective.Store in memory, for ranks that share one process:
+// MemStore is a driver.Store in memory, for ranks that share one process:
 // in-process worlds in tests, benchmarks and examples. Values are copied in
 // and out; Get and Wait block until their keys exist or ctx ends.
 type MemStore struct {
@@ -18,7 +19,7 @@ type MemStore struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-var _ collective.Store = (*MemStore)(nil)
+var _ driver.Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // Registration is built from the Store interface alone (Add as a
@@ -129,7 +130,7 @@ func keyPrefix(jobID string) string { return "distbench/rendezvous/" + jobID + "
 
 func rankKey(prefix string, rank int) string { return prefix + "rank/" + strconv.Itoa(rank) }
 
-func getMember(ctx context.Context, st collective.Store, key string) (member, error) {
+func getMember(ctx context.Context, st driver.Store, key string) (member, error) {
 	var m member
 	b, err := st.Get(ctx, key)
 	if err != nil {
@@ -142,12 +143,12 @@ func getMember(ctx context.Context, st collective.Store, key string) (member, er
 }
 
 // claim reports whether this process is the first to Add to key.
-func claim(ctx context.Context, st collective.Store, key string) (bool, error) {
+func claim(ctx context.Context, st driver.Store, key string) (bool, error) {
 	n, err := st.Add(ctx, key, 1)
 	return n == 1, err
 }
 
-func publish(ctx context.Context, st collective.Store, prefix string, v verdict) error {
+func publish(ctx context.Context, st driver.Store, prefix string, v verdict) error {
 	first, err := claim(ctx, st, prefix+"verdict/claims")
 	if err != nil || !first {
 		return err // an earlier verdict stands

@@ -13,23 +13,24 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // backend opens two handles on one fresh store, as two processes would
 // have them: two connections to one server, or two opens of one file.
 type backend struct {
 	name string
-	open func(t *testing.T, timeout time.Duration, lim Limits) (a, b collective.Store)
+	open func(t *testing.T, timeout time.Duration, lim Limits) (a, b driver.Store)
 }
 
 var backends = []backend{
-	{"tcp", func(t *testing.T, timeout time.Duration, lim Limits) (collective.Store, collective.Store) {
+	{"tcp", func(t *testing.T, timeout time.Duration, lim Limits) (driver.Store, driver.Store) {
 		srv, err := Listen("127.0.0.1:0", ServerOptions{JobID: "test", Limits: lim})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { srv.Close() })
-		dial := func() collective.Store {
+		dial := func() driver.Store {
 			c, err := Dial(context.Background(), srv.Addr(), ClientOptions{JobID: "test", Timeout: timeout, Limits: lim})
 			if err != nil {
 				t.Fatal(err)
@@ -39,9 +40,9 @@ var backends = []backend{
 		}
 		return dial(), dial()
 	}},
-	{"file", func(t *testing.T, timeout time.Duration, lim Limits) (collective.Store, collective.Store) {
+	{"file", func(t *testing.T, timeout time.Duration, lim Limits) (driver.Store, driver.Store) {
 		path := filepath.Join(t.TempDir(), "store")
-		open := func() collective.Store {
+		open := func() driver.Store {
 			s, err := OpenFile(context.Background(), path, FileOptions{Timeout: timeout, Limits: lim})
 			if err != nil {
 				t.Fatal(err)
@@ -63,7 +64,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, be backend)) {
 }
 
 func TestStoreSemantics(t *testing.T) {
-	type store = collective.Store
+	type store = driver.Store
 	tests := []struct {
 		name string
 		run  func(t *testing.T, ctx context.Context, a, b store)
@@ -293,7 +294,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func mustGet(t *testing.T, ctx context.Context, s collective.Store, key string) []byte {
+func mustGet(t *testing.T, ctx context.Context, s driver.Store, key string) []byte {
 	t.Helper()
 	v, err := s.Get(ctx, key)
 	if err != nil {

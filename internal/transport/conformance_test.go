@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // Both transports promise the same semantics; these checks run against each.
 func TestTransportConformance(t *testing.T) {
-	worlds := map[string]func(t *testing.T, n int) []collective.Transport{
-		"mem": func(t *testing.T, n int) []collective.Transport {
+	worlds := map[string]func(t *testing.T, n int) []driver.Transport{
+		"mem": func(t *testing.T, n int) []driver.Transport {
 			ms := NewMemWorld(n, MemOptions{MaxDelay: 200 * time.Microsecond, Seed: 1})
-			trs := make([]collective.Transport, n)
+			trs := make([]driver.Transport, n)
 			for i, m := range ms {
 				trs[i] = m
 			}
@@ -29,9 +31,9 @@ func TestTransportConformance(t *testing.T) {
 			})
 			return trs
 		},
-		"tcp": func(t *testing.T, n int) []collective.Transport {
+		"tcp": func(t *testing.T, n int) []driver.Transport {
 			m := newMesh(t, n, nil)
-			trs := make([]collective.Transport, n)
+			trs := make([]driver.Transport, n)
 			for i, tr := range m.ts {
 				trs[i] = tr
 			}
@@ -40,9 +42,9 @@ func TestTransportConformance(t *testing.T) {
 		// Readers and writers that poll their sockets instead of parking
 		// (TCPOptions.Spin), as the local launcher sets them up when each
 		// process has a core.
-		"tcp-spin": func(t *testing.T, n int) []collective.Transport {
+		"tcp-spin": func(t *testing.T, n int) []driver.Transport {
 			m := newMesh(t, n, func(rank int, o *TCPOptions) { o.Spin = time.Millisecond })
-			trs := make([]collective.Transport, n)
+			trs := make([]driver.Transport, n)
 			for i, tr := range m.ts {
 				trs[i] = tr
 			}
@@ -61,7 +63,7 @@ func TestTransportConformance(t *testing.T) {
 	}
 }
 
-func conformFIFO(t *testing.T, trs []collective.Transport) {
+func conformFIFO(t *testing.T, trs []driver.Transport) {
 	ctx := ctxFor(t, 20*time.Second)
 	const count = 20
 	var wg sync.WaitGroup
@@ -99,7 +101,7 @@ func conformFIFO(t *testing.T, trs []collective.Transport) {
 	wg.Wait()
 }
 
-func conformMismatch(t *testing.T, trs []collective.Transport) {
+func conformMismatch(t *testing.T, trs []driver.Transport) {
 	ctx := ctxFor(t, 10*time.Second)
 	if err := trs[0].Send(ctx, 1, 0, make([]byte, 3)); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func conformMismatch(t *testing.T, trs []collective.Transport) {
 	}
 }
 
-func conformTimeout(t *testing.T, trs []collective.Transport) {
+func conformTimeout(t *testing.T, trs []driver.Transport) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := trs[0].Recv(ctx, 1, 0, make([]byte, 1))
@@ -120,7 +122,7 @@ func conformTimeout(t *testing.T, trs []collective.Transport) {
 	}
 }
 
-func conformAbort(t *testing.T, trs []collective.Transport) {
+func conformAbort(t *testing.T, trs []driver.Transport) {
 	ctx := ctxFor(t, 10*time.Second)
 	errc := make(chan error, 2)
 	go func() { errc <- trs[0].Recv(ctx, 2, 0, make([]byte, 1)) }() // from a bystander
@@ -136,7 +138,7 @@ func conformAbort(t *testing.T, trs []collective.Transport) {
 	}
 }
 
-func conformClose(t *testing.T, trs []collective.Transport) {
+func conformClose(t *testing.T, trs []driver.Transport) {
 	ctx := ctxFor(t, 10*time.Second)
 	errc := make(chan error, 1)
 	go func() { errc <- trs[0].Recv(ctx, 1, 0, make([]byte, 1)) }()
@@ -154,9 +156,9 @@ func conformClose(t *testing.T, trs []collective.Transport) {
 // was posted before the message arrived (reduced as it is read) or after
 // (reduced out of the unexpected queue), at sizes around the TCP reader's
 // buffer.
-func conformReduce(t *testing.T, trs []collective.Transport) {
+func conformReduce(t *testing.T, trs []driver.Transport) {
 	ctx := ctxFor(t, 20*time.Second)
-	rp := trs[1].(collective.ReducePoster)
+	rp := trs[1].(driver.ReducePoster)
 	tag := uint64(0)
 	for _, dt := range []collective.DType{collective.Float32, collective.BFloat16, collective.Int64} {
 		for _, count := range []int{0, 1, 1000, 64<<10/dt.Size() + 3, 1<<20/dt.Size() + 5} {
@@ -169,11 +171,11 @@ func conformReduce(t *testing.T, trs []collective.Transport) {
 						theirs.SetFloat64(i, float64(i%5+1))
 					}
 					want := append([]byte(nil), mine.Data...)
-					collective.ReduceInto(dt, collective.Max, want, theirs.Data)
-					var rv collective.Posted
+					kernels.Reduce(dt, collective.Max, want, theirs.Data)
+					var rv driver.Posted
 					var err error
 					if early {
-						if rv, err = rp.PostRecvReduce(0, tag, mine.Data, dt, collective.Max); err != nil {
+						if rv, err = rp.PostRecvReduce(0, tag, mine.Data, kernels.Reduction(dt, collective.Max)); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -183,7 +185,7 @@ func conformReduce(t *testing.T, trs []collective.Transport) {
 					if !early {
 						// Let the message arrive first.
 						time.Sleep(20 * time.Millisecond)
-						if rv, err = rp.PostRecvReduce(0, tag, mine.Data, dt, collective.Max); err != nil {
+						if rv, err = rp.PostRecvReduce(0, tag, mine.Data, kernels.Reduction(dt, collective.Max)); err != nil {
 							t.Fatal(err)
 						}
 					}

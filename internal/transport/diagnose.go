@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // ranks diagnose their own timeouts), the receives its goroutines wait in,
 // and over TCP the sends in progress; the one that timed out first, then
 // the oldest. None at all says that it is blocked in nothing. Both
-// transports answer wait queries from it (see collective.Diagnoser), and
+// transports answer wait queries from it (see driver.Diagnoser), and
 // follow the answers from rank to rank to explain a timeout.
 
 // epoch is the origin of mono times: the wait state's clock is monotonic
@@ -101,13 +102,13 @@ func waits(cands []blockedOn) []wire.Wait {
 // than first), and every ask runs under ctx, so the walk ends by ctx's
 // deadline.
 func follow(ctx context.Context, self, size, first int, addr func(int) string,
-	ask func(ctx context.Context, rank int) ([]wire.Wait, error)) []collective.WaitState {
+	ask func(ctx context.Context, rank int) ([]wire.Wait, error)) []driver.WaitState {
 	asked := map[int]bool{}
-	var path, cycle []collective.WaitState
+	var path, cycle []driver.WaitState
 	var walk func(r int) bool
 	walk = func(r int) bool {
 		asked[r] = true
-		ws := collective.WaitState{Rank: r, Addr: addr(r), Peer: -1}
+		ws := driver.WaitState{Rank: r, Addr: addr(r), Peer: -1}
 		waits, err := ask(ctx, r)
 		for _, w := range waits {
 			if w.Peer >= size || w.Peer == r {
@@ -152,11 +153,11 @@ func cmpBool(a, b bool) int {
 	return -1
 }
 
-// Diagnose follows the chain of waits from peer (see collective.Diagnoser).
+// Diagnose follows the chain of waits from peer (see driver.Diagnoser).
 // Every rank answers at once, from its mailboxes; a rank that has closed or
 // aborted answers with the error its link reports. In-memory sends never
 // block, so every wait is a receive.
-func (m *Mem) Diagnose(ctx context.Context, peer int) []collective.WaitState {
+func (m *Mem) Diagnose(ctx context.Context, peer int) []driver.WaitState {
 	if m.checkPeer(peer) != nil {
 		return nil
 	}
@@ -233,10 +234,10 @@ func (t *TCP) waitState() []wire.Wait {
 	return waits(cands)
 }
 
-// Diagnose follows the chain of waits from peer (see collective.Diagnoser):
+// Diagnose follows the chain of waits from peer (see driver.Diagnoser):
 // it sends each rank a wait query, which that rank's reader answers from its
 // mailboxes without involving the rank's own goroutines.
-func (t *TCP) Diagnose(ctx context.Context, peer int) []collective.WaitState {
+func (t *TCP) Diagnose(ctx context.Context, peer int) []driver.WaitState {
 	if _, err := t.peer(peer); err != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -16,8 +17,8 @@ import (
 // need to reach inside them.
 type diagWorld struct {
 	trs []interface {
-		collective.Transport
-		collective.Diagnoser
+		driver.Transport
+		driver.Diagnoser
 	}
 	waits func(rank int) []wire.Wait // rank's wait state, as it would answer
 }
@@ -73,7 +74,7 @@ func (w diagWorld) block(t *testing.T, rank, peer int) {
 
 // chainString renders a chain compactly: "1>0 0>3 3." (a rank waiting for
 // nobody), "3!" (no answer), "0>3s" (a send).
-func chainString(chain []collective.WaitState) string {
+func chainString(chain []driver.WaitState) string {
 	var parts []string
 	for _, w := range chain {
 		switch {
@@ -216,7 +217,7 @@ func TestDiagnoseGoneRank(t *testing.T) {
 				} else {
 					w.trs[2].Close()
 				}
-				var chain []collective.WaitState
+				var chain []driver.WaitState
 				// Over TCP the goodbye takes a moment to arrive.
 				for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(time.Millisecond) {
 					chain = w.trs[0].Diagnose(ctxFor(t, 5*time.Second), 2)

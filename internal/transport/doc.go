@@ -1,5 +1,5 @@
 // Package transport moves tagged messages between the ranks of one job. It
-// implements collective.Transport twice: over TCP between processes ([TCP],
+// implements driver.Transport twice: over TCP between processes ([TCP],
 // the mesh distbench measures), and in memory between goroutines ([Mem], for
 // unit tests, with seeded delays to shake out ordering bugs).
 //
@@ -67,7 +67,7 @@
 //
 // A stalled peer (alive, but stuck in compute, deadlocked, or stopped) is
 // harder: every rank then times out at about the same time, each on its own
-// neighbour. So both transports implement collective.Diagnoser: a rank
+// neighbour. So both transports implement driver.Diagnoser: a rank
 // that timed out asks the peer it waited for what that peer is blocked in,
 // then the rank it names, and so on, until a rank blocked in nothing, one
 // that does not answer, or a cycle. A rank's answer (its wait state) lists

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -48,34 +49,37 @@ func NewMailbox(describe string) *Mailbox {
 // Pending is a posted receive claimed by a reader, which fills Buf (through
 // Absorb when Reduces) and then calls Complete.
 type Pending struct {
-	Buf     []byte
-	tag     uint64
-	reduces bool // Buf = Buf op message, instead of Buf = message
-	dt      collective.DType
-	op      collective.Op
+	Buf []byte
+	tag uint64
+	// red, when its Into is set, reduces the message into Buf (Buf = Buf
+	// op message) instead of copying it (Buf = message).
+	red driver.Reduction
 	// blocked is the stamp of the time a Wait began to block on the
 	// receive, 0 before: what a wait query reports. It is set on Wait's
 	// slow path only, from the clock reading that path makes anyway, so a
 	// receive whose message is already there costs nothing more; atomic
 	// because a query reads it under the mailbox lock, which Wait does not
-	// hold; 32 bits so that it fits in the padding after op, and Pending
-	// stays in its 64-byte size class.
+	// hold; 32 bits, to keep Pending small.
 	blocked atomic.Uint32
 	done    chan struct{}
 	err     error
 }
 
+// Elem is the size of the elements a reducing receive reduces: a reader
+// hands the message to Absorb in whole elements.
+func (p *Pending) Elem() int { return p.red.Elem }
+
 // Reduces reports whether the message is to be reduced into Buf rather than
 // copied: the reader must then hand it over through Absorb.
-func (p *Pending) Reduces() bool { return p.reduces }
+func (p *Pending) Reduces() bool { return p.red.Into != nil }
 
 // Absorb puts data, the message's bytes from offset off, into Buf: copied,
 // or reduced in when the receive reduces (off and len(data) are then whole
 // elements).
 func (p *Pending) Absorb(off int, data []byte) {
 	dst := p.Buf[off : off+len(data)]
-	if p.reduces {
-		collective.ReduceInto(p.dt, p.op, dst, data)
+	if p.red.Into != nil {
+		p.red.Into(dst, data)
 	} else {
 		copy(dst, data)
 	}
@@ -163,13 +167,13 @@ func (m *Mailbox) Post(tag uint64, buf []byte) *Pending {
 }
 
 // PostReduce is Post for a receive that reduces the message into buf with
-// op (buf = buf op message) instead of overwriting it. len(buf) must be a
-// whole number of dt's elements.
-func (m *Mailbox) PostReduce(tag uint64, buf []byte, dt collective.DType, op collective.Op) *Pending {
-	if len(buf)%dt.Size() != 0 {
-		panic(fmt.Sprintf("transport: PostReduce of %d bytes, not whole %s elements", len(buf), dt))
+// red (buf = buf op message) instead of overwriting it. len(buf) must be a
+// whole number of red's elements.
+func (m *Mailbox) PostReduce(tag uint64, buf []byte, red driver.Reduction) *Pending {
+	if red.Elem <= 0 || red.Into == nil || len(buf)%red.Elem != 0 {
+		panic(fmt.Sprintf("transport: PostReduce of %d bytes, not whole %d-byte elements", len(buf), red.Elem))
 	}
-	return m.post(&Pending{Buf: buf, tag: tag, reduces: true, dt: dt, op: op, done: make(chan struct{})})
+	return m.post(&Pending{Buf: buf, tag: tag, red: red, done: make(chan struct{})})
 }
 
 func (m *Mailbox) post(p *Pending) *Pending {

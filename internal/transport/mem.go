@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // MemOptions shapes an in-memory world for tests.
@@ -52,15 +53,15 @@ type Mem struct {
 }
 
 var (
-	_ collective.Transport = (*Mem)(nil)
-	_ collective.Poster    = (*Mem)(nil)
-	_ collective.Poster    = (*TCP)(nil)
+	_ driver.Transport = (*Mem)(nil)
+	_ driver.Poster    = (*Mem)(nil)
+	_ driver.Poster    = (*TCP)(nil)
 
-	_ collective.ReducePoster = (*Mem)(nil)
-	_ collective.ReducePoster = (*TCP)(nil)
+	_ driver.ReducePoster = (*Mem)(nil)
+	_ driver.ReducePoster = (*TCP)(nil)
 
-	_ collective.Diagnoser = (*Mem)(nil)
-	_ collective.Diagnoser = (*TCP)(nil)
+	_ driver.Diagnoser = (*Mem)(nil)
+	_ driver.Diagnoser = (*TCP)(nil)
 )
 
 // posted is a receive made by PostRecv.
@@ -149,7 +150,7 @@ func (m *Mem) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error 
 }
 
 // PostRecv posts a receive of the next message from peer under tag into buf.
-func (m *Mem) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, error) {
+func (m *Mem) PostRecv(peer int, tag uint64, buf []byte) (driver.Posted, error) {
 	if err := m.checkPeer(peer); err != nil {
 		return nil, err
 	}
@@ -158,11 +159,11 @@ func (m *Mem) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, err
 
 // PostRecvReduce posts a receive that reduces the next message from peer
 // under tag into buf.
-func (m *Mem) PostRecvReduce(peer int, tag uint64, buf []byte, dt collective.DType, op collective.Op) (collective.Posted, error) {
+func (m *Mem) PostRecvReduce(peer int, tag uint64, buf []byte, red driver.Reduction) (driver.Posted, error) {
 	if err := m.checkPeer(peer); err != nil {
 		return nil, err
 	}
-	return posted{m.boxes[peer], m.boxes[peer].PostReduce(tag, buf, dt, op)}, nil
+	return posted{m.boxes[peer], m.boxes[peer].PostReduce(tag, buf, red)}, nil
 }
 
 // Abort fails every peer's pending receives from this rank, naming this rank

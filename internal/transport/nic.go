@@ -34,7 +34,7 @@ func (t *TCP) NIC() *NIC {
 }
 
 // ShapeConn shapes c as one of the mesh's links: see NIC. It implements
-// collective.ConnShaper.
+// driver.ConnShaper.
 func (t *TCP) ShapeConn(c net.Conn) net.Conn { return t.NIC().Conn(c) }
 
 // Conn wraps c so that its traffic is paced by the NIC; a nil NIC returns c.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -57,7 +58,7 @@ type TCP struct {
 	spinners spinners // with Spin: the socket ends that may park; see spin.go
 }
 
-var _ collective.Transport = (*TCP)(nil)
+var _ driver.Transport = (*TCP)(nil)
 
 // peer is one connection and everything per peer.
 type peer struct {

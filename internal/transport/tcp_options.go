@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -32,7 +32,7 @@ type TCPOptions struct {
 	Rank, Size int
 	// Store is the job's rendezvous store, where each rank publishes its
 	// listen address under KeyPrefix+rank. Not needed when Size is 1.
-	Store     collective.Store
+	Store     driver.Store
 	KeyPrefix string // default DefaultKeyPrefix
 	// JobID names the job (at most wire.MaxJobID bytes); a peer of another
 	// job is refused.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -27,7 +28,7 @@ func (t *TCP) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error 
 
 // PostRecv posts a receive of the next message from peer under tag into buf;
 // the returned receive's Wait completes it. See Mailbox.Post.
-func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, error) {
+func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (driver.Posted, error) {
 	p, err := t.peer(peer)
 	if err != nil {
 		return nil, err
@@ -36,13 +37,13 @@ func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (collective.Posted, err
 }
 
 // PostRecvReduce posts a receive that reduces the next message from peer
-// under tag into buf as it is read; see collective.ReducePoster.
-func (t *TCP) PostRecvReduce(peer int, tag uint64, buf []byte, dt collective.DType, op collective.Op) (collective.Posted, error) {
+// under tag into buf as it is read; see driver.ReducePoster.
+func (t *TCP) PostRecvReduce(peer int, tag uint64, buf []byte, red driver.Reduction) (driver.Posted, error) {
 	p, err := t.peer(peer)
 	if err != nil {
 		return nil, err
 	}
-	return posted{p.box, p.box.PostReduce(tag, buf, dt, op)}, nil
+	return posted{p.box, p.box.PostReduce(tag, buf, red)}, nil
 }
 
 // readLoop reads frames from one peer until the connection ends.
@@ -264,7 +265,7 @@ func (t *TCP) readInto(p *peer, pd *Pending, head []byte, got, size int) error {
 // from the kernel into the reader's buffer, which stays in cache, and from
 // there into Buf, with no staging buffer and no second pass over memory.
 func (t *TCP) readReduce(p *peer, pd *Pending, off, size int) error {
-	elem := pd.dt.Size()
+	elem := pd.Elem()
 	piece := p.r.Size() / elem * elem
 	for off < size {
 		n := min(size-off, piece)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/kernels"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -48,7 +50,7 @@ type mesh struct {
 
 // startMesh builds size ranks at once, as size processes would, and returns
 // their transports and errors.
-func startMesh(size int, store collective.Store, tweak func(rank int, o *TCPOptions)) ([]*TCP, []error, []*logLines) {
+func startMesh(size int, store driver.Store, tweak func(rank int, o *TCPOptions)) ([]*TCP, []error, []*logLines) {
 	ts := make([]*TCP, size)
 	errs := make([]error, size)
 	logs := make([]*logLines, size)
@@ -461,7 +463,7 @@ func TestTCPStrayConnection(t *testing.T) {
 // gatedStore holds every Get until open is closed: the ranks publish their
 // addresses, and dial only once the test lets them.
 type gatedStore struct {
-	collective.Store
+	driver.Store
 	open chan struct{}
 }
 
@@ -1010,7 +1012,7 @@ func TestTCPClaimMidMessage(t *testing.T) {
 			got := make([]byte, tt.buf)
 			if strings.HasPrefix(tt.name, "reduce") {
 				// Reducing into zeros with uint8 max leaves the message.
-				rv, err := m.ts[1].PostRecvReduce(0, tag, got, collective.Uint8, collective.Max)
+				rv, err := m.ts[1].PostRecvReduce(0, tag, got, kernels.Reduction(collective.Uint8, collective.Max))
 				if err == nil {
 					err = rv.Wait(ctx)
 				}

@@ -2,6 +2,7 @@ package ps
 
 import (
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // copySegs copies the concatenation of segs into dst, which must be at least
@@ -32,13 +33,13 @@ func reduceSegs(dt collective.DType, op collective.Op, dst []byte, segs [][]byte
 			if nc < es {
 				continue
 			}
-			collective.ReduceInto(dt, op, dst[pos:pos+es], carry[:es])
+			kernels.Reduce(dt, op, dst[pos:pos+es], carry[:es])
 			pos += es
 			nc = 0
 		}
 		whole := len(s) / es * es
 		if whole > 0 {
-			collective.ReduceInto(dt, op, dst[pos:pos+whole], s[:whole])
+			kernels.Reduce(dt, op, dst[pos:pos+whole], s[:whole])
 			pos += whole
 		}
 		nc = copy(carry[:], s[whole:])

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -68,7 +68,7 @@ func (c *serverConn) errorf(op string, err error) error {
 // a hello, that it is the server it should be. It runs in the background
 // from New, so that New never waits for other processes; operations wait
 // for it instead (await).
-func (c *serverConn) connect(ctx context.Context, store collective.Store) {
+func (c *serverConn) connect(ctx context.Context, store driver.Store) {
 	defer close(c.ready)
 	key := serverKey(c.index)
 	v, err := store.Get(ctx, key)

@@ -29,7 +29,7 @@
 // Each piece is streamed in chunks. Allreduce is push + pull: every worker
 // pushes each piece to its server while pulling the result; a server
 // copies the first arrival of each chunk into a preallocated (pooled)
-// accumulator and reduces later ones into it with collective.ReduceInto,
+// accumulator and reduces later ones into it with kernels.Reduce,
 // straight from gRPC's receive buffers, and streams each chunk back to the
 // pullers as soon as every worker's contribution to it has arrived, while
 // later chunks are still coming in. A chunk is never pulled into a worker's
@@ -44,10 +44,10 @@
 //
 // # Training
 //
-// ParamServer, reached from a ps world communicator by type assertion, holds
+// collective.ParamServer, reached from a ps world communicator by type assertion, holds
 // parameters on the servers, which apply SGD with momentum to the gradients
 // workers push; the option "staleness" selects synchronous (0) or
-// asynchronous, bounded-staleness training. See ParamServer.
+// asynchronous, bounded-staleness training. See collective.ParamServer.
 //
 // # Who may connect
 //

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/strategies/ps"
 )
@@ -91,7 +92,7 @@ func TestServerDeathNamesServer(t *testing.T) {
 // delay first, once it is set: requests and answers that arrive late, as on
 // a loaded machine, deterministically.
 type slowConns struct {
-	collective.Transport
+	driver.Transport
 	delay *atomic.Int64 // nanoseconds
 }
 
@@ -132,7 +133,7 @@ func TestDeadlineNamesWhatIsMissing(t *testing.T) {
 			const n = 3
 			var delay atomic.Int64
 			mem := transport.NewMemWorld(n, transport.MemOptions{})
-			trs := make([]collective.Transport, n)
+			trs := make([]driver.Transport, n)
 			for r := range trs {
 				trs[r] = slowConns{mem[r], &delay}
 			}

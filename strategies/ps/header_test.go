@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 	"google.golang.org/grpc/mem"
 )
 
@@ -195,7 +196,7 @@ func TestReduceSegs(t *testing.T) {
 				b.SetFloat64(i, float64(rng.IntN(5)))
 			}
 			want := a.Clone()
-			collective.ReduceInto(dt, op, want.Data, b.Data)
+			kernels.Reduce(dt, op, want.Data, b.Data)
 			var at []int
 			for p := rng.IntN(5) + 1; p < len(b.Data); p += rng.IntN(13) + 1 {
 				at = append(at, p)
@@ -207,7 +208,7 @@ func TestReduceSegs(t *testing.T) {
 			got := a.Clone()
 			reduceSegs(dt, op, got.Data, segs)
 			if !bytes.Equal(got.Data, want.Data) {
-				t.Errorf("%s %s: segmented reduction differs from ReduceInto", dt, op)
+				t.Errorf("%s %s: segmented reduction differs from kernels.Reduce", dt, op)
 			}
 		}
 	}

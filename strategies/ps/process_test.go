@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/strategies/ps"
@@ -93,11 +94,11 @@ func runRole(role string) error {
 	switch role {
 	case "server":
 		s, _ := collective.Lookup(ps.Name)
-		k, err := s.(collective.Servers).ServerProcesses(j.opts, j.workers)
+		k, err := s.(driver.Servers).ServerProcesses(j.opts, j.workers)
 		if err != nil {
 			return err
 		}
-		return s.(collective.Servers).Serve(ctx, collective.ServerConfig{
+		return s.(driver.Servers).Serve(ctx, driver.ServerConfig{
 			Index: index, Count: k, Workers: j.workers, Store: store, Timeout: j.timeout, Options: j.opts,
 			JobID: testJob, Token: testToken, Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 		})
@@ -116,7 +117,7 @@ func runRole(role string) error {
 }
 
 // newTCPWorker is worker rank of j, on the TCP mesh, as a launcher makes it.
-func newTCPWorker(ctx context.Context, j job, store collective.Store, rank int) (collective.Comm, error) {
+func newTCPWorker(ctx context.Context, j job, store driver.Store, rank int) (collective.Comm, error) {
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: rank, Size: j.workers, Store: store, JobID: testJob, Token: testToken,
 		ConnectTimeout: time.Minute,
@@ -190,7 +191,7 @@ func (p *process) signal(t *testing.T, sig syscall.Signal) {
 }
 
 // storeFor starts the job's rendezvous store, which every process dials.
-func storeFor(t *testing.T) (addr string, client collective.Store) {
+func storeFor(t *testing.T) (addr string, client driver.Store) {
 	t.Helper()
 	srv, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: testJob})
 	if err != nil {
@@ -389,10 +390,10 @@ func TestStarvedServerIsNotDeclaredDead(t *testing.T) {
 // dedicated server but childServer and every worker but childWorker (-1:
 // none is a child), all over the shared store and the TCP mesh. It returns
 // the in-process workers' communicators.
-func inProcess(t *testing.T, store collective.Store, j job, childServer, childWorker int) []collective.Comm {
+func inProcess(t *testing.T, store driver.Store, j job, childServer, childWorker int) []collective.Comm {
 	t.Helper()
 	s, _ := collective.Lookup(ps.Name)
-	servers := s.(collective.Servers)
+	servers := s.(driver.Servers)
 	k, err := servers.ServerProcesses(j.opts, j.workers)
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +404,7 @@ func inProcess(t *testing.T, store collective.Store, j job, childServer, childWo
 	for i := range k {
 		if i != childServer {
 			served.Go(func() {
-				servers.Serve(ctx, collective.ServerConfig{
+				servers.Serve(ctx, driver.ServerConfig{
 					Index: i, Count: k, Workers: j.workers, Store: store, Timeout: j.timeout, Options: j.opts,
 					JobID: testJob, Token: testToken,
 				})

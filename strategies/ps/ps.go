@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 )
 
@@ -19,7 +20,7 @@ type strategy struct{}
 var (
 	_ collective.Describer       = strategy{}
 	_ collective.OptionValidator = strategy{}
-	_ collective.Servers         = strategy{}
+	_ driver.Servers             = strategy{}
 )
 
 func (strategy) Description() string {
@@ -77,7 +78,7 @@ func (strategy) ServerProcesses(opts map[string]string, workers int) (int, error
 // publishes its address under "ps/server/<index>" in the store, and serves
 // until every worker has closed (nil) or ctx ends (an error saying how many
 // had not; the server stops at once, failing RPCs in flight).
-func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
+func (strategy) Serve(ctx context.Context, cfg driver.ServerConfig) error {
 	o, err := parseOptions(cfg.Options)
 	if err != nil {
 		return fmt.Errorf("%s: %w", Name, err)
@@ -128,7 +129,7 @@ func (strategy) Serve(ctx context.Context, cfg collective.ServerConfig) error {
 }
 
 // comm is a worker's communicator: core's engine over the ps algorithms,
-// plus the training calls of ParamServer.
+// plus the training calls of collective.ParamServer.
 type comm struct {
 	*core.Group
 	w *world
@@ -136,7 +137,7 @@ type comm struct {
 
 var (
 	_ collective.Comm        = (*comm)(nil)
-	_ ParamServer            = (*comm)(nil)
+	_ collective.ParamServer = (*comm)(nil)
 	_ collective.CloseWaiter = (*comm)(nil)
 )
 

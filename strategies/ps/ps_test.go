@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"maps"
 	"strconv"
 	"strings"
@@ -12,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distbench/distbench/internal/rendezvous"
+
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/strategies/ps"
 )
@@ -41,7 +43,7 @@ func testOptions(extra map[string]string) map[string]string {
 func colocatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Duration) []collective.Comm {
 	t.Helper()
 	mem := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n)})
-	trs := make([]collective.Transport, n)
+	trs := make([]driver.Transport, n)
 	for r := range trs {
 		trs[r] = mem[r]
 	}
@@ -49,7 +51,7 @@ func colocatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 }
 
 // colocatedWorldOver is colocatedWorld over the given transports and store.
-func colocatedWorldOver(t testing.TB, store collective.Store, trs []collective.Transport, opts map[string]string, timeout time.Duration) []collective.Comm {
+func colocatedWorldOver(t testing.TB, store driver.Store, trs []driver.Transport, opts map[string]string, timeout time.Duration) []collective.Comm {
 	t.Helper()
 	n := len(trs)
 	comms := make([]collective.Comm, n)
@@ -104,7 +106,7 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 	if err != nil {
 		t.Fatal(err)
 	}
-	servers := s.(collective.Servers)
+	servers := s.(driver.Servers)
 	k, err := servers.ServerProcesses(opts, n)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +117,7 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 		ctx, cancel := context.WithCancel(context.Background())
 		d.cancels[i] = cancel
 		go func() {
-			errs <- servers.Serve(ctx, collective.ServerConfig{
+			errs <- servers.Serve(ctx, driver.ServerConfig{
 				Index: i, Count: k, Workers: n, Store: d.store, Timeout: timeout, Options: opts,
 				JobID: testJob, Token: testToken,
 			})
@@ -240,7 +242,7 @@ func TestOptions(t *testing.T) {
 
 func TestServerProcesses(t *testing.T) {
 	s, _ := collective.Lookup(ps.Name)
-	servers := s.(collective.Servers)
+	servers := s.(driver.Servers)
 	for _, tc := range []struct {
 		opts map[string]string
 		want int
@@ -258,11 +260,11 @@ func TestServerProcesses(t *testing.T) {
 
 func TestServeRefusesBadConfig(t *testing.T) {
 	s, _ := collective.Lookup(ps.Name)
-	servers := s.(collective.Servers)
+	servers := s.(driver.Servers)
 	store := newMemStore()
 	ded := map[string]string{"placement": "dedicated"}
 	tok := testToken
-	for name, cfg := range map[string]collective.ServerConfig{
+	for name, cfg := range map[string]driver.ServerConfig{
 		"colocated":        {Index: 0, Count: 2, Workers: 2, Store: store, Token: tok},
 		"count mismatch":   {Index: 0, Count: 3, Workers: 2, Store: store, Options: ded, Token: tok},
 		"index too large":  {Index: 2, Count: 2, Workers: 2, Store: store, Options: ded, Token: tok},
@@ -293,13 +295,13 @@ func TestHelloRefusesAnotherJob(t *testing.T) {
 	opts := map[string]string{"placement": "dedicated", "servers": "1"}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go s.(collective.Servers).Serve(ctx, collective.ServerConfig{Index: 0, Count: 1, Workers: 3, Store: store, Options: opts, JobID: testJob, Token: testToken})
+	go s.(driver.Servers).Serve(ctx, driver.ServerConfig{Index: 0, Count: 1, Workers: 3, Store: store, Options: opts, JobID: testJob, Token: testToken})
 	c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Store: store, Options: opts, Timeout: 10 * time.Second, JobID: testJob, Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = c.(ps.ParamServer).InitParams(t.Context(), "w", []float32{1}, ps.SGD{})
+	err = c.(collective.ParamServer).InitParams(t.Context(), "w", []float32{1}, collective.SGD{})
 	var se *ps.ServerError
 	if !errors.As(err, &se) || se.Index != 0 || se.Op != "hello" || !strings.Contains(err.Error(), "world size mismatch") ||
 		!strings.Contains(err.Error(), "job of another size") {
@@ -352,10 +354,10 @@ func ExampleParamServer() {
 		panic(err)
 	}
 	defer c.Close()
-	p := c.(ps.ParamServer)
+	p := c.(collective.ParamServer)
 	ctx := context.Background()
 	w := []float32{1, 2}
-	if err := p.InitParams(ctx, "w", w, ps.SGD{}); err != nil {
+	if err := p.InitParams(ctx, "w", w, collective.SGD{}); err != nil {
 		panic(err)
 	}
 	for step := range 3 {

@@ -34,7 +34,7 @@ func TestSyncTraining(t *testing.T) {
 		count = 3000 // over both servers, in several 4 KiB chunks each
 		steps = 6
 	)
-	opt := ps.SGD{Momentum: 0.5}
+	opt := collective.SGD{Momentum: 0.5}
 	lr := func(step int) float32 { return 0.25 / float32(int(1)<<(step/2)) }
 	worlds := map[string]func(t *testing.T) []collective.Comm{
 		"colocated": func(t *testing.T) []collective.Comm {
@@ -77,7 +77,7 @@ func TestSyncTraining(t *testing.T) {
 			var wg sync.WaitGroup
 			for r, c := range comms {
 				wg.Go(func() {
-					p := c.(ps.ParamServer)
+					p := c.(collective.ParamServer)
 					ctx := context.Background()
 					w := make([]float32, count)
 					if r == 0 {
@@ -126,7 +126,7 @@ func TestSyncTraining(t *testing.T) {
 // initOnAll has every worker initialize key to n zeros with opt,
 // concurrently, as workers do at the start of training; it reports whether
 // all of them succeeded.
-func initOnAll(t *testing.T, ctx context.Context, key string, n int, opt ps.SGD, workers ...ps.ParamServer) bool {
+func initOnAll(t *testing.T, ctx context.Context, key string, n int, opt collective.SGD, workers ...collective.ParamServer) bool {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, p := range workers {
@@ -146,8 +146,8 @@ func TestSyncPullWaits(t *testing.T) {
 	comms := colocatedWorld(t, 2, testOptions(nil), time.Minute)
 	defer closeAll(comms)
 	ctx := context.Background()
-	a, b := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
-	if !initOnAll(t, ctx, "w", 3, ps.SGD{}, a, b) {
+	a, b := comms[0].(collective.ParamServer), comms[1].(collective.ParamServer)
+	if !initOnAll(t, ctx, "w", 3, collective.SGD{}, a, b) {
 		return
 	}
 	if err := a.PushGrad(ctx, "w", []float32{1, 2, 3}, 0, 1); err != nil {
@@ -179,11 +179,11 @@ func TestAsyncStaleness(t *testing.T) {
 	comms := colocatedWorld(t, 2, testOptions(map[string]string{"staleness": "2"}), time.Minute)
 	defer closeAll(comms)
 	ctx := context.Background()
-	fast, slow := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
+	fast, slow := comms[0].(collective.ParamServer), comms[1].(collective.ParamServer)
 	const count = 2000
-	opt := ps.SGD{} // no momentum: each push at rate 1 moves w by −g/2 exactly
+	opt := collective.SGD{} // no momentum: each push at rate 1 moves w by −g/2 exactly
 	var wg sync.WaitGroup
-	for r, p := range []ps.ParamServer{fast, slow} {
+	for r, p := range []collective.ParamServer{fast, slow} {
 		wg.Go(func() {
 			if err := p.InitParams(ctx, "w", make([]float32, count), opt); err != nil {
 				t.Errorf("rank %d: %v", r, err)
@@ -268,16 +268,16 @@ func TestTrainingErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	p := c.(ps.ParamServer)
+	p := c.(collective.ParamServer)
 	ctx := context.Background()
 	w := make([]float32, 10)
 	if err := p.PushGrad(ctx, "", w, 0, 0.1); err == nil {
 		t.Error("empty key accepted")
 	}
-	if err := p.InitParams(ctx, "w", w, ps.SGD{Momentum: float32(math.NaN())}); err == nil {
+	if err := p.InitParams(ctx, "w", w, collective.SGD{Momentum: float32(math.NaN())}); err == nil {
 		t.Error("NaN momentum accepted")
 	}
-	if err := p.InitParams(ctx, "w", w, ps.SGD{}); err != nil {
+	if err := p.InitParams(ctx, "w", w, collective.SGD{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, lr := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
@@ -340,7 +340,7 @@ func TestLearningRatePerPush(t *testing.T) {
 			for r, c := range comms {
 				wg.Go(func() {
 					w := append([]float32(nil), init...)
-					if err := c.(ps.ParamServer).InitParams(ctx, "w", w, ps.SGD{Momentum: m}); err != nil {
+					if err := c.(collective.ParamServer).InitParams(ctx, "w", w, collective.SGD{Momentum: m}); err != nil {
 						t.Errorf("rank %d: %v", r, err)
 					}
 				})
@@ -352,13 +352,13 @@ func TestLearningRatePerPush(t *testing.T) {
 			// One push at a time, rank 0 then rank 1: the async order is known.
 			for s, lr := range lrs {
 				for r, c := range comms {
-					if err := c.(ps.ParamServer).PushGrad(ctx, "w", grads[s][r], s, lr); err != nil {
+					if err := c.(collective.ParamServer).PushGrad(ctx, "w", grads[s][r], s, lr); err != nil {
 						t.Fatalf("rank %d step %d: %v", r, s, err)
 					}
 				}
 			}
 			got := make([]float32, len(init))
-			if err := comms[1].(ps.ParamServer).PullParams(ctx, "w", got, len(lrs)-1); err != nil {
+			if err := comms[1].(collective.ParamServer).PullParams(ctx, "w", got, len(lrs)-1); err != nil {
 				t.Fatal(err)
 			}
 			if want := tc.want(); !slices.Equal(got, want) {
@@ -375,8 +375,8 @@ func TestSyncLearningRateMismatch(t *testing.T) {
 	comms := colocatedWorld(t, 2, testOptions(nil), time.Minute)
 	defer closeAll(comms)
 	ctx := context.Background()
-	a, b := comms[0].(ps.ParamServer), comms[1].(ps.ParamServer)
-	if !initOnAll(t, ctx, "w", 1000, ps.SGD{Momentum: 0.9}, a, b) {
+	a, b := comms[0].(collective.ParamServer), comms[1].(collective.ParamServer)
+	if !initOnAll(t, ctx, "w", 1000, collective.SGD{Momentum: 0.9}, a, b) {
 		return
 	}
 	g := make([]float32, 1000)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/core"
 	"google.golang.org/grpc/codes"
 )
@@ -184,8 +185,8 @@ func (w *world) waitLocal(ctx context.Context) error {
 
 // shaper returns the transport's connection shaper, so that the servers'
 // streams share the process's shaped NIC; nil when there is none.
-func shaper(tr collective.Transport) func(net.Conn) net.Conn {
-	if s, ok := tr.(collective.ConnShaper); ok {
+func shaper(tr driver.Transport) func(net.Conn) net.Conn {
+	if s, ok := tr.(driver.ConnShaper); ok {
 		return s.ShapeConn
 	}
 	return nil

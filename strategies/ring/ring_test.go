@@ -11,6 +11,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -150,7 +151,7 @@ func TestErrorsSayWhere(t *testing.T) {
 // plainTransport hides the transport's optional interfaces (Poster,
 // ReducePoster), so that the engine's fallbacks for transports without them
 // carry the ring's posted receives.
-type plainTransport struct{ collective.Transport }
+type plainTransport struct{ driver.Transport }
 
 // The ring posts every receive of a pass before sending; on a transport
 // that cannot post, the engine must still fill them in the order posted.

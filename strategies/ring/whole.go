@@ -5,6 +5,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // whole is the latency-bound allreduce of the ring, Gloo's allreduce_ring:
@@ -63,7 +64,7 @@ func (a *algorithms) whole(c *core.Call, t collective.Tensor, op collective.Op) 
 	}
 	acc := slot(0)
 	for k := 1; k < n; k++ {
-		collective.ReduceInto(t.DType, op, acc, slot(k))
+		kernels.Reduce(t.DType, op, acc, slot(k))
 	}
 	if r != 0 {
 		copy(t.Data, acc)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // node is one rank's place in one tree: its parent (−1 at the root) and its
@@ -260,7 +261,7 @@ func (f *flow) reduceTasks(c *core.Call, base, nk int, ready func()) []func(*cor
 				if !ok {
 					return nil
 				}
-				collective.ReduceInto(f.dt, f.op, dst, slot)
+				kernels.Reduce(f.dt, f.op, dst, slot)
 				free[i] <- slot[:cap(slot)]
 			}
 			ready()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // recursiveDoubling is the latency-optimal allreduce of Thakur, Rabenseifner
@@ -40,7 +41,7 @@ func (a *algorithms) recursiveDoubling(c *core.Call, t collective.Tensor, op col
 		if err := c.Recv(extra, 0, buf); err != nil {
 			return fmt.Errorf("rd fold: %w", err)
 		}
-		collective.ReduceInto(t.DType, op, t.Data, buf)
+		kernels.Reduce(t.DType, op, t.Data, buf)
 	}
 	for k, mask := 0, 1; mask < p; k, mask = k+1, mask<<1 {
 		partner := r ^ mask
@@ -48,9 +49,9 @@ func (a *algorithms) recursiveDoubling(c *core.Call, t collective.Tensor, op col
 			return fmt.Errorf("rd step %d of %d: %w", k+1, log2(p), err)
 		}
 		if partner > r {
-			collective.ReduceInto(t.DType, op, t.Data, buf)
+			kernels.Reduce(t.DType, op, t.Data, buf)
 		} else {
-			collective.ReduceInto(t.DType, op, buf, t.Data)
+			kernels.Reduce(t.DType, op, buf, t.Data)
 			copy(t.Data, buf)
 		}
 	}

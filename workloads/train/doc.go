@@ -16,7 +16,7 @@
 //     backward and only its tail is exposed.
 //   - "ps-sync", "ps-async" (strategy ps): the parameter servers hold the
 //     parameters and run the optimizer; workers push gradients and pull
-//     parameters (ps.ParamServer), synchronously or with bounded staleness.
+//     parameters (collective.ParamServer), synchronously or with bounded staleness.
 //
 // The learning rate follows Config.LRSchedule (step, multistep, cosine),
 // optionally after a linear warm-up (Config.LRWarmup), stepped once per

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
-	"github.com/distbench/distbench/strategies/ps"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/nn"
 )
@@ -21,8 +20,8 @@ import (
 // schedule.
 type paramServer struct {
 	comm   collective.Comm
-	server ps.ParamServer
-	opt    ps.SGD
+	server collective.ParamServer
+	opt    collective.SGD
 	steps  int
 	inited bool
 }
@@ -30,11 +29,11 @@ type paramServer struct {
 const paramsKey = "params"
 
 func newParamServer(cfg Config, comm collective.Comm) (*paramServer, error) {
-	server, ok := comm.(ps.ParamServer)
+	server, ok := comm.(collective.ParamServer)
 	if !ok {
 		return nil, fmt.Errorf("mode %s needs the ps strategy (its servers hold the parameters), not %s", cfg.Mode, comm.Strategy())
 	}
-	return &paramServer{comm: comm, server: server, opt: ps.SGD{Momentum: float32(cfg.Momentum)}}, nil
+	return &paramServer{comm: comm, server: server, opt: collective.SGD{Momentum: float32(cfg.Momentum)}}, nil
 }
 
 func (p *paramServer) step(ctx context.Context, net *nn.Net, b *data.Batch, lr float64) (*stepStats, error) {

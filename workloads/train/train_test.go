@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
@@ -316,7 +317,7 @@ func referenceWeights(t *testing.T, cfg Config, trainSet *data.Dataset, lrs []fl
 
 // newStore is a rendezvous store in this process, for the parameter
 // server's addresses.
-func newStore(t *testing.T) collective.Store {
+func newStore(t *testing.T) driver.Store {
 	srv, err := rendezvous.Listen("127.0.0.1:0", rendezvous.ServerOptions{JobID: "train-test"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 //go:build !race && amd64 && !purego
 
-package collective
+package kernels
 
 func raceAccess(dst, src []byte) {}

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// AVX2 loops for ReduceInto: func xxxAVX2(dst, src []byte) computes
+// AVX2 loops for Reduce: func xxxAVX2(dst, src []byte) computes
 // dst = dst op src over len(dst) bytes, a multiple of 64, one 64-byte block per
 // iteration, with unaligned loads and stores. Results must be bit-identical to
 // the Go loops in reduce.go, NaN payloads included; the comments on the body
@@ -78,7 +78,7 @@ loop: \
 // bfloat16 values (low halves zero) and x86 returns a NaN operand quieted or
 // the default NaN 0xffc00000, so a NaN b has a zero low half, which the
 // rounding carries nothing out of, and the quiet bit 0x40 already set.
-// (TestReduceIntoAllHalves checks this for every bfloat16 against NaNs.)
+// (TestReduceAllHalves checks this for every bfloat16 against NaNs.)
 #define BF16ROUND(R) \
 	VPSRLD $16, R, Y4; \
 	VPAND  Y9, Y4, Y4; \

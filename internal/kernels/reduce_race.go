@@ -1,6 +1,6 @@
 //go:build race && amd64 && !purego
 
-package collective
+package kernels
 
 import (
 	"runtime"

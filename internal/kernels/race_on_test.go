@@ -1,5 +1,5 @@
 //go:build race
 
-package collective
+package kernels
 
 const raceEnabled = true

@@ -1,20 +1,22 @@
-package collective
+package kernels
 
 import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/distbench/distbench/collective"
 )
 
-// ReduceInto combines src into dst element-wise: dst[i] = dst[i] op src[i].
+// Reduce combines src into dst element-wise: dst[i] = dst[i] op src[i].
 // Both must hold the same number of elements of dt. Half types are computed in
-// float32 and rounded once. Avg reduces as Sum; see [DivideInPlace].
-func ReduceInto(dt DType, op Op, dst, src []byte) {
+// float32 and rounded once. Avg reduces as Sum; see [Divide].
+func Reduce(dt collective.DType, op collective.Op, dst, src []byte) {
 	if len(dst) != len(src) {
-		panic(fmt.Sprintf("collective: ReduceInto of %d and %d bytes", len(dst), len(src)))
+		panic(fmt.Sprintf("kernels: Reduce of %d and %d bytes", len(dst), len(src)))
 	}
-	if op == Avg {
-		op = Sum
+	if op == collective.Avg {
+		op = collective.Sum
 	}
 	if reduceSIMD(dt, op, dst, src) {
 		return
@@ -22,26 +24,26 @@ func ReduceInto(dt DType, op Op, dst, src []byte) {
 	reduceGeneric(dt, op, dst, src)
 }
 
-// reduceGeneric is ReduceInto in plain Go: the path on machines without the
+// reduceGeneric is Reduce in plain Go: the path on machines without the
 // vector kernels, and the reference they are tested against bit for bit.
-func reduceGeneric(dt DType, op Op, dst, src []byte) {
+func reduceGeneric(dt collective.DType, op collective.Op, dst, src []byte) {
 	switch dt {
-	case Float32:
+	case collective.Float32:
 		reduceNative(op, view[float32](dst), view[float32](src))
-	case Float64:
+	case collective.Float64:
 		reduceNative(op, view[float64](dst), view[float64](src))
-	case Int32:
+	case collective.Int32:
 		reduceNative(op, view[int32](dst), view[int32](src))
-	case Int64:
+	case collective.Int64:
 		reduceNative(op, view[int64](dst), view[int64](src))
-	case Uint8:
+	case collective.Uint8:
 		reduceNative(op, dst, src)
-	case Float16:
+	case collective.Float16:
 		reduceFloat16(op, view[uint16](dst), view[uint16](src))
-	case BFloat16:
+	case collective.BFloat16:
 		reduceBFloat16(op, view[uint16](dst), view[uint16](src))
 	default:
-		panic(fmt.Sprintf("collective: ReduceInto of invalid dtype %d", dt))
+		panic(fmt.Sprintf("kernels: Reduce of invalid dtype %d", dt))
 	}
 }
 
@@ -51,10 +53,10 @@ type number interface {
 
 // reduceNative keeps the operator switch outside the loops so that each loop
 // is a tight, bounds-check-free pass the compiler can schedule well.
-func reduceNative[T number](op Op, dst, src []T) {
+func reduceNative[T number](op collective.Op, dst, src []T) {
 	src = src[:len(dst)]
 	switch op {
-	case Sum:
+	case collective.Sum:
 		i := 0
 		for ; i+4 <= len(dst); i += 4 {
 			d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
@@ -66,18 +68,18 @@ func reduceNative[T number](op Op, dst, src []T) {
 		for ; i < len(dst); i++ {
 			dst[i] += src[i]
 		}
-	case Prod:
+	case collective.Prod:
 		for i := range dst {
 			dst[i] *= src[i]
 		}
-	case Max:
+	case collective.Max:
 		for i := range dst {
 			// NaN propagates, as in torch: a comparison with NaN is false.
 			if src[i] > dst[i] || src[i] != src[i] {
 				dst[i] = src[i]
 			}
 		}
-	case Min:
+	case collective.Min:
 		for i := range dst {
 			if src[i] < dst[i] || src[i] != src[i] {
 				dst[i] = src[i]
@@ -89,13 +91,13 @@ func reduceNative[T number](op Op, dst, src []T) {
 }
 
 // combine applies op to two float32 values; NaN propagates through max and min.
-func combine(op Op, a, b float32) float32 {
+func combine(op collective.Op, a, b float32) float32 {
 	switch op {
-	case Sum:
+	case collective.Sum:
 		return a + b
-	case Prod:
+	case collective.Prod:
 		return a * b
-	case Max:
+	case collective.Max:
 		if b > a || b != b {
 			return b
 		}
@@ -111,9 +113,9 @@ func combine(op Op, a, b float32) float32 {
 // reduceBFloat16 widens and narrows inline: a bfloat16 is the top half of a
 // float32, so widening is a shift and rounding an add. The Sum loop has no
 // calls at all, since it is what gradients use.
-func reduceBFloat16(op Op, dst, src []uint16) {
+func reduceBFloat16(op collective.Op, dst, src []uint16) {
 	src = src[:len(dst)]
-	if op == Sum {
+	if op == collective.Sum {
 		for i := range dst {
 			f := math.Float32frombits(uint32(dst[i])<<16) + math.Float32frombits(uint32(src[i])<<16)
 			b := math.Float32bits(f)
@@ -126,7 +128,7 @@ func reduceBFloat16(op Op, dst, src []uint16) {
 		return
 	}
 	for i := range dst {
-		dst[i] = Float32ToBFloat16(combine(op, BFloat16ToFloat32(dst[i]), BFloat16ToFloat32(src[i])))
+		dst[i] = collective.Float32ToBFloat16(combine(op, collective.BFloat16ToFloat32(dst[i]), collective.BFloat16ToFloat32(src[i])))
 	}
 }
 
@@ -134,58 +136,58 @@ func reduceBFloat16(op Op, dst, src []uint16) {
 var float16Table = sync.OnceValue(func() *[1 << 16]float32 {
 	var t [1 << 16]float32
 	for i := range t {
-		t[i] = Float16ToFloat32(uint16(i))
+		t[i] = collective.Float16ToFloat32(uint16(i))
 	}
 	return &t
 })
 
-func reduceFloat16(op Op, dst, src []uint16) {
+func reduceFloat16(op collective.Op, dst, src []uint16) {
 	src = src[:len(dst)]
 	w := float16Table()
 	for i := range dst {
-		dst[i] = Float32ToFloat16(combine(op, w[dst[i]], w[src[i]]))
+		dst[i] = collective.Float32ToFloat16(combine(op, w[dst[i]], w[src[i]]))
 	}
 }
 
-// DivideInPlace divides every element by n, finishing an [Avg] reduction.
+// Divide divides every element by n, finishing an [Avg] reduction.
 // Integer division truncates toward zero.
-func DivideInPlace(t Tensor, n int) {
+func Divide(t collective.Tensor, n int) {
 	switch t.DType {
-	case Float32:
+	case collective.Float32:
 		// Divide rather than multiply by 1/n: the reciprocal is rounded, the
 		// quotient is correctly rounded (and exact when it can be).
 		s := t.Float32s()
 		for i := range s {
 			s[i] /= float32(n)
 		}
-	case Float64:
+	case collective.Float64:
 		s := t.Float64s()
 		for i := range s {
 			s[i] /= float64(n)
 		}
-	case Int32:
+	case collective.Int32:
 		s := t.Int32s()
 		for i := range s {
 			s[i] /= int32(n)
 		}
-	case Int64:
+	case collective.Int64:
 		s := t.Int64s()
 		for i := range s {
 			s[i] /= int64(n)
 		}
-	case Uint8:
+	case collective.Uint8:
 		for i := range t.Data {
 			t.Data[i] /= uint8(n)
 		}
-	case Float16:
+	case collective.Float16:
 		s := t.Uint16s()
 		for i := range s {
-			s[i] = Float32ToFloat16(Float16ToFloat32(s[i]) / float32(n))
+			s[i] = collective.Float32ToFloat16(collective.Float16ToFloat32(s[i]) / float32(n))
 		}
-	case BFloat16:
+	case collective.BFloat16:
 		s := t.Uint16s()
 		for i := range s {
-			s[i] = Float32ToBFloat16(BFloat16ToFloat32(s[i]) / float32(n))
+			s[i] = collective.Float32ToBFloat16(collective.BFloat16ToFloat32(s[i]) / float32(n))
 		}
 	}
 }

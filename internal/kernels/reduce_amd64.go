@@ -1,8 +1,11 @@
 //go:build amd64 && !purego
 
-package collective
+package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"github.com/distbench/distbench/collective"
+	"golang.org/x/sys/cpu"
+)
 
 // kernel names one of the AVX2 loops in reduce_amd64.s.
 type kernel uint8
@@ -33,51 +36,51 @@ const kernelBlock = 64
 // kernelName tells the benchmarks what to call the fast path.
 const kernelName = "avx2"
 
-// kernels maps a dtype and an op to its loop; noKernel leaves it to Go.
-var kernels = func() (k [Uint8 + 1][Min + 1]kernel) {
+// loops maps a dtype and an op to its loop; noKernel leaves it to Go.
+var loops = func() (k [collective.Uint8 + 1][collective.Min + 1]kernel) {
 	// cpu.X86.HasAVX2 is only set when the OS saves the YMM registers too.
 	if !cpu.X86.HasAVX2 {
 		return k
 	}
-	k[Float32] = [Min + 1]kernel{Sum: addF32, Prod: mulF32, Max: maxF32, Min: minF32}
-	k[Float64] = [Min + 1]kernel{Sum: addF64, Prod: mulF64, Max: maxF64, Min: minF64}
-	k[Int32][Sum] = addI32
-	k[Int64][Sum] = addI64
-	k[BFloat16][Sum] = addBF16
+	k[collective.Float32] = [collective.Min + 1]kernel{collective.Sum: addF32, collective.Prod: mulF32, collective.Max: maxF32, collective.Min: minF32}
+	k[collective.Float64] = [collective.Min + 1]kernel{collective.Sum: addF64, collective.Prod: mulF64, collective.Max: maxF64, collective.Min: minF64}
+	k[collective.Int32][collective.Sum] = addI32
+	k[collective.Int64][collective.Sum] = addI64
+	k[collective.BFloat16][collective.Sum] = addBF16
 	// x/sys/cpu does not report F16C, so ask CPUID ourselves.
 	if hasF16C() {
-		k[Float16] = [Min + 1]kernel{Sum: addF16, Prod: mulF16, Max: maxF16, Min: minF16}
+		k[collective.Float16] = [collective.Min + 1]kernel{collective.Sum: addF16, collective.Prod: mulF16, collective.Max: maxF16, collective.Min: minF16}
 	}
 	return k
 }()
 
-// ReduceKernels names the vector code [ReduceInto] runs on this machine:
+// Name names the vector code [Reduce] runs on this machine:
 // "avx2", "avx2+f16c" (float16 too), or "go" for the plain loops. Results
 // record it, because a reduction-bound point measured with one is not
 // comparable with one measured with another.
-func ReduceKernels() string {
+func Name() string {
 	switch {
-	case kernels[Float16][Sum] != noKernel:
+	case loops[collective.Float16][collective.Sum] != noKernel:
 		return "avx2+f16c"
-	case kernels[Float32][Sum] != noKernel:
+	case loops[collective.Float32][collective.Sum] != noKernel:
 		return "avx2"
 	}
 	return "go"
 }
 
-func kernelFor(dt DType, op Op) kernel {
-	if int(dt) >= len(kernels) || int(op) >= len(kernels[0]) {
+func kernelFor(dt collective.DType, op collective.Op) kernel {
+	if int(dt) >= len(loops) || int(op) >= len(loops[0]) {
 		return noKernel
 	}
-	return kernels[dt][op]
+	return loops[dt][op]
 }
 
-// hasKernel reports whether ReduceInto has an assembly loop for dt and op.
-func hasKernel(dt DType, op Op) bool { return kernelFor(dt, op) != noKernel }
+// hasKernel reports whether Reduce has an assembly loop for dt and op.
+func hasKernel(dt collective.DType, op collective.Op) bool { return kernelFor(dt, op) != noKernel }
 
-// reduceSIMD does ReduceInto with an assembly loop, reporting false if there
+// reduceSIMD does Reduce with an assembly loop, reporting false if there
 // is none for dt and op. op is never Avg here.
-func reduceSIMD(dt DType, op Op, dst, src []byte) bool {
+func reduceSIMD(dt collective.DType, op collective.Op, dst, src []byte) bool {
 	k := kernelFor(dt, op)
 	if k == noKernel {
 		return false
