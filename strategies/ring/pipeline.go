@@ -62,52 +62,37 @@ func (p *pass) run(c *core.Call) error {
 	n, r := c.Size(), c.Rank()
 	right, left := core.Mod(r+1, n), core.Mod(r-1, n)
 
-	// recvAt[g][ch] is the index, in receive order, of step g's chunk ch.
-	recvOrder := p.order(p.recvSeg)
-	recvAt := make([][]int, p.steps)
+	// recvAt[g][ch] is the step that receives chunk ch of step g.
+	recvOrder, sendOrder := p.order(p.recvSeg), p.order(p.sendSeg)
+	recvAt := make([][]core.Step, p.steps)
 	for g := range p.steps {
-		recvAt[g] = make([]int, p.chunks(p.recvSeg(g)))
+		recvAt[g] = make([]core.Step, p.chunks(p.recvSeg(g)))
 	}
-	posted := make([]*core.Posted, 0, len(recvOrder))
-	for i, it := range recvOrder {
-		recvAt[it.g][it.ch] = i
+	s := &core.Schedule{DType: p.dt, Op: p.op}
+	for _, it := range recvOrder {
 		lo, hi := p.chunkRange(p.recvSeg(it.g), it.ch)
 		if it.g < p.reduceSteps {
-			posted = append(posted, c.PostRecvReduce(left, 0, p.buf[lo:hi], p.dt, p.op))
+			recvAt[it.g][it.ch] = s.RecvReduce(left, 0, p.buf[lo:hi])
 		} else {
-			posted = append(posted, c.PostRecv(left, 0, p.buf[lo:hi]))
+			recvAt[it.g][it.ch] = s.Recv(left, 0, p.buf[lo:hi])
 		}
 	}
-	arrived := 0 // receives completed, in order
-	await := func(k int) error {
-		for ; arrived <= k; arrived++ {
-			if err := posted[arrived].Wait(); err != nil {
-				return err
-			}
+	for _, it := range sendOrder {
+		after := core.None
+		if it.g > 0 {
+			after = recvAt[it.g-1][it.ch]
 		}
-		return nil
+		lo, hi := p.chunkRange(p.sendSeg(it.g), it.ch)
+		s.Send(right, 0, p.buf[lo:hi], after)
 	}
-	err := func() error {
-		for _, it := range p.order(p.sendSeg) {
-			if it.g > 0 {
-				if err := await(recvAt[it.g-1][it.ch]); err != nil {
-					return fmt.Errorf("step %d of %d: %w", it.g, p.steps, err)
-				}
-			}
-			lo, hi := p.chunkRange(p.sendSeg(it.g), it.ch)
-			if err := c.Send(right, 0, p.buf[lo:hi]); err != nil {
-				return fmt.Errorf("step %d of %d: %w", it.g+1, p.steps, err)
-			}
+	s.Where = func(i core.Step) string { // the receives come first
+		it := recvOrder[min(int(i), len(recvOrder)-1)]
+		if int(i) >= len(recvOrder) {
+			it = sendOrder[int(i)-len(recvOrder)]
 		}
-		if err := await(len(posted) - 1); err != nil {
-			return fmt.Errorf("step %d of %d: %w", p.steps, p.steps, err)
-		}
-		return nil
-	}()
-	if err != nil {
-		core.CancelAll(posted) // buf must not change after the operation returns
+		return fmt.Sprintf("step %d of %d", it.g+1, p.steps)
 	}
-	return err
+	return c.Run(s)
 }
 
 // item is one chunk of one step of a pass.
@@ -172,35 +157,21 @@ func (p *pass) order(seg func(g int) int) []item {
 // run, every receive is posted before the first send, and the connection's
 // reader does the receiving and reducing.
 func chain(c *core.Call, prev, next int, pieces [][]byte, reduce bool, dt collective.DType, op collective.Op) error {
-	posted := make([]*core.Posted, 0, len(pieces))
-	if prev >= 0 {
-		for _, b := range pieces {
-			if reduce {
-				posted = append(posted, c.PostRecvReduce(prev, 0, b, dt, op))
-			} else {
-				posted = append(posted, c.PostRecv(prev, 0, b))
-			}
+	s := &core.Schedule{DType: dt, Op: op}
+	for _, b := range pieces {
+		in := core.None
+		switch {
+		case prev < 0:
+		case reduce:
+			in = s.RecvReduce(prev, 0, b)
+		default:
+			in = s.Recv(prev, 0, b)
+		}
+		if next >= 0 {
+			s.Send(next, 0, b, in)
 		}
 	}
-	err := func() error {
-		for k, b := range pieces {
-			if prev >= 0 {
-				if err := posted[k].Wait(); err != nil {
-					return err
-				}
-			}
-			if next >= 0 {
-				if err := c.Send(next, 0, b); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}()
-	if err != nil {
-		core.CancelAll(posted)
-	}
-	return err
+	return c.Run(s)
 }
 
 // cut splits b into pieces of at most chunk bytes.
