@@ -44,13 +44,13 @@ import (
 type ScheduleWorld struct {
 	ranks []*scheduleTransport
 
-	mu      sync.Mutex
-	step    int
-	queued  map[[2]int][]scheduleMsg // per directed link (src, dst), in send order
-	boxes   map[scheduleKey][][]byte // delivered, per (dst, src, tag)
-	changed []chan struct{}          // per rank: closed and replaced on a delivery to it
-	log     []scheduleMsg
-	failed  error
+	mu     sync.Mutex
+	step   int
+	queued map[[2]int][]scheduleMsg        // per directed link (src, dst), in send order
+	boxes  map[scheduleKey][][]byte        // delivered before their receive was posted
+	posted map[scheduleKey][]*schedulePost // posted before their message was delivered
+	log    []scheduleMsg
+	failed error
 }
 
 type scheduleKey struct {
@@ -68,13 +68,12 @@ type scheduleMsg struct {
 // NewScheduleWorld returns a world of n ranks.
 func NewScheduleWorld(n int) *ScheduleWorld {
 	w := &ScheduleWorld{
-		queued:  map[[2]int][]scheduleMsg{},
-		boxes:   map[scheduleKey][][]byte{},
-		changed: make([]chan struct{}, n),
+		queued: map[[2]int][]scheduleMsg{},
+		boxes:  map[scheduleKey][][]byte{},
+		posted: map[scheduleKey][]*schedulePost{},
 	}
 	for r := range n {
 		w.ranks = append(w.ranks, &scheduleTransport{w: w, rank: r})
-		w.changed[r] = make(chan struct{})
 	}
 	return w
 }
@@ -138,9 +137,12 @@ func (w *ScheduleWorld) Drive() {
 			m.step = w.step
 			w.log = append(w.log, m)
 			k := scheduleKey{m.dst, m.src, m.tag}
-			w.boxes[k] = append(w.boxes[k], m.data)
-			close(w.changed[m.dst])
-			w.changed[m.dst] = make(chan struct{})
+			if q := w.posted[k]; len(q) > 0 {
+				w.posted[k] = q[1:]
+				q[0].fill(m.data)
+			} else {
+				w.boxes[k] = append(w.boxes[k], m.data)
+			}
 		}
 		w.mu.Unlock()
 	}
@@ -202,9 +204,11 @@ func (t *scheduleTransport) Abort(err error) {
 	defer w.mu.Unlock()
 	if w.failed == nil {
 		w.failed = fmt.Errorf("rank %d aborted: %w", t.rank, err)
-		for r := range w.changed {
-			close(w.changed[r])
-			w.changed[r] = make(chan struct{})
+		for k, q := range w.posted {
+			for _, p := range q {
+				p.complete(w.failed)
+			}
+			delete(w.posted, k)
 		}
 	}
 }
@@ -222,31 +226,90 @@ func (t *scheduleTransport) Send(ctx context.Context, peer int, tag uint64, data
 }
 
 func (t *scheduleTransport) Recv(ctx context.Context, peer int, tag uint64, buf []byte) error {
+	p, _ := t.PostRecv(peer, tag, buf)
+	return p.Wait(ctx)
+}
+
+// PostRecv posts a receive that Drive fills when it transfers the message,
+// as a production transport's reader fills one when the message arrives.
+func (t *scheduleTransport) PostRecv(peer int, tag uint64, buf []byte) (driver.Posted, error) {
+	return t.post(&schedulePost{w: t.w, key: scheduleKey{t.rank, peer, tag}, buf: buf, done: make(chan struct{})}), nil
+}
+
+// PostRecvReduce posts a receive that Drive reduces the message into.
+func (t *scheduleTransport) PostRecvReduce(peer int, tag uint64, buf []byte, red driver.Reduction) (driver.Posted, error) {
+	return t.post(&schedulePost{w: t.w, key: scheduleKey{t.rank, peer, tag}, buf: buf, reduce: red.Into, done: make(chan struct{})}), nil
+}
+
+func (t *scheduleTransport) post(p *schedulePost) *schedulePost {
 	w := t.w
-	k := scheduleKey{t.rank, peer, tag}
-	for {
-		w.mu.Lock()
-		if q := w.boxes[k]; len(q) > 0 {
-			w.boxes[k] = q[1:]
-			w.mu.Unlock()
-			if len(q[0]) != len(buf) {
-				return &collective.MismatchError{What: "message size in bytes", Want: int64(len(buf)), Got: int64(len(q[0]))}
-			}
-			copy(buf, q[0])
-			return nil
-		}
-		if w.failed != nil {
-			w.mu.Unlock()
-			return w.failed
-		}
-		ch := w.changed[t.rank]
-		w.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if q := w.boxes[p.key]; len(q) > 0 && len(w.posted[p.key]) == 0 {
+		w.boxes[p.key] = q[1:]
+		p.fill(q[0])
+		return p
 	}
+	if w.failed != nil {
+		p.complete(w.failed)
+		return p
+	}
+	w.posted[p.key] = append(w.posted[p.key], p)
+	return p
+}
+
+// schedulePost is a posted receive of a ScheduleWorld; the world's lock
+// guards its completion.
+type schedulePost struct {
+	w      *ScheduleWorld
+	key    scheduleKey
+	buf    []byte
+	reduce func(dst, src []byte) // nil: a plain receive
+	done   chan struct{}
+	err    error
+}
+
+// fill completes the receive with msg.
+func (p *schedulePost) fill(msg []byte) {
+	switch {
+	case len(msg) != len(p.buf):
+		p.complete(&collective.MismatchError{What: "message size in bytes", Want: int64(len(p.buf)), Got: int64(len(msg))})
+		return
+	case p.reduce != nil:
+		p.reduce(p.buf, msg)
+	default:
+		copy(p.buf, msg)
+	}
+	p.complete(nil)
+}
+
+func (p *schedulePost) complete(err error) {
+	p.err = err
+	close(p.done)
+}
+
+func (p *schedulePost) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the receive; when ctx ends first, the receive is
+// withdrawn, so its buffer is not written afterwards.
+func (p *schedulePost) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+	}
+	w := p.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	q := w.posted[p.key]
+	w.posted[p.key] = slices.DeleteFunc(q, func(x *schedulePost) bool { return x == p })
+	p.complete(ctx.Err())
+	return p.err
 }
 
 // Golden compares got with the file at path, or, when update is set (a test's

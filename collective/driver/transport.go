@@ -8,7 +8,12 @@ import (
 // Transport moves tagged messages between the ranks of one job. Messages from
 // one source with one tag are delivered in the order sent. It is what
 // strategies see of the network: no sockets, no addresses beyond PeerAddr.
+// Every transport posts receives (Poster, ReducePoster): the engine's
+// pipelined schedules post each receive before the send it answers, and
+// have no other way to receive.
 type Transport interface {
+	Poster
+	ReducePoster
 	Rank() int
 	Size() int
 	// Send writes data to peer under tag. It may return before the peer has
@@ -26,14 +31,14 @@ type Transport interface {
 	Close() error
 }
 
-// Poster is an optional Transport interface: receives posted ahead of
+// Poster is the part of Transport that posts receives ahead of
 // their messages and completed later, so that a pipelined algorithm can keep
 // several in flight and have each land in place, with no copy.
 type Poster interface {
 	PostRecv(peer int, tag uint64, buf []byte) (Posted, error)
 }
 
-// ReducePoster is an optional Transport interface: a posted receive that
+// ReducePoster is the part of Transport that posts a receive that
 // reduces the message into buf (buf = buf op message) as it arrives, a few
 // kilobytes at a time straight from the connection's read buffer, instead
 // of landing it in a staging buffer that is reduced afterwards. It saves a
@@ -59,6 +64,12 @@ type Posted interface {
 	// Wait returns once the message has been received into the buffer, or
 	// ctx has ended; buf is never written after Wait returns.
 	Wait(ctx context.Context) error
+	// Done returns a channel that is closed once the receive has
+	// completed, so that one goroutine can wait for whichever of several
+	// receives completes first; Wait then returns its result at once. A
+	// caller asks for Done when it is about to block on it: a wait query
+	// (Diagnoser) reports the receive as waited for from then on.
+	Done() <-chan struct{}
 }
 
 // ConnShaper is an optional Transport interface: a transport whose links are

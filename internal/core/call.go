@@ -110,12 +110,6 @@ func CancelAll(posted []*Posted) {
 	}
 }
 
-// postKey names the message stream a posted receive takes from.
-type postKey struct {
-	peer int
-	tag  uint64
-}
-
 // Cancel withdraws a receive that will not be waited for, so that its
 // buffer is not written after the operation returns. A receive that a
 // reader is already filling is waited for (the reader has its own deadline).
@@ -130,86 +124,27 @@ var cancelled = func() context.Context {
 
 // PostRecv posts a receive of the next message from group rank peer on
 // channel into buf and returns at once. Receives posted ahead of their
-// messages land in place; on a transport that cannot post, a goroutine
-// waits instead.
+// messages land in place.
 func (c *Call) PostRecv(peer int, channel uint8, buf []byte) *Posted {
 	g := c.g
-	if ps, ok := g.shared.tr.(driver.Poster); ok {
-		r, err := ps.PostRecv(g.ranks[peer], c.tag(channel), buf)
-		if err != nil {
-			return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
-		}
-		return &Posted{c: c, peer: peer, wait: r.Wait}
-	}
-	done := make(chan error, 1)
-	tag, global := c.tag(channel), g.ranks[peer]
-	rctx, cancel := context.WithCancel(c.ctx)
-	// Receives posted under one tag must take its messages in the order
-	// they were posted: each goroutine starts its Recv only once the one
-	// posted before it has finished.
-	key := postKey{global, tag}
-	mine := make(chan struct{})
-	g.postMu.Lock()
-	before := g.lastPost[key]
-	if g.lastPost == nil {
-		g.lastPost = map[postKey]chan struct{}{}
-	}
-	g.lastPost[key] = mine
-	g.postMu.Unlock()
-	go func() {
-		defer func() {
-			g.postMu.Lock()
-			if g.lastPost[key] == mine {
-				delete(g.lastPost, key)
-			}
-			g.postMu.Unlock()
-			close(mine)
-		}()
-		if before != nil {
-			select {
-			case <-before:
-			case <-rctx.Done():
-				done <- rctx.Err()
-				return
-			}
-		}
-		done <- g.shared.tr.Recv(rctx, global, tag, buf)
-	}()
-	return &Posted{c: c, peer: peer, wait: func(ctx context.Context) error {
-		select {
-		case err := <-done:
-			cancel()
-			return err
-		case <-ctx.Done():
-			cancel()
-			return <-done
-		}
-	}}
+	r, err := g.shared.tr.PostRecv(g.ranks[peer], c.tag(channel), buf)
+	return c.posted(peer, r, err)
 }
 
 // PostRecvReduce posts a receive of the next message from group rank peer
-// on channel that reduces it into buf with op (buf = buf op message). On a
-// driver.ReducePoster the message is reduced as it is read, with no
-// staging buffer; elsewhere it lands in a buffer of its own and is reduced
-// in Wait.
+// on channel that reduces it into buf with op (buf = buf op message) as it
+// is read, with no staging buffer.
 func (c *Call) PostRecvReduce(peer int, channel uint8, buf []byte, dt collective.DType, op collective.Op) *Posted {
 	g := c.g
-	if rp, ok := g.shared.tr.(driver.ReducePoster); ok {
-		r, err := rp.PostRecvReduce(g.ranks[peer], c.tag(channel), buf, kernels.Reduction(dt, op))
-		if err != nil {
-			return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
-		}
-		return &Posted{c: c, peer: peer, wait: r.Wait}
+	r, err := g.shared.tr.PostRecvReduce(g.ranks[peer], c.tag(channel), buf, kernels.Reduction(dt, op))
+	return c.posted(peer, r, err)
+}
+
+func (c *Call) posted(peer int, r driver.Posted, err error) *Posted {
+	if err != nil {
+		return &Posted{c: c, peer: peer, wait: func(context.Context) error { return err }}
 	}
-	staged := make([]byte, len(buf))
-	inner := c.PostRecv(peer, channel, staged)
-	return &Posted{c: c, peer: peer, wait: func(ctx context.Context) error {
-		if err := inner.finish(ctx); err != nil {
-			return err
-		}
-		kernels.Reduce(dt, op, buf, staged)
-		return nil
-	}}
+	return &Posted{c: c, peer: peer, wait: r.Wait}
 }
 
 // Parallel runs fns concurrently, each with a Call whose context is cancelled

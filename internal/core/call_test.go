@@ -30,19 +30,14 @@ func (waitThenCancel) Broadcast(c *core.Call, t collective.Tensor, root int) err
 	return err
 }
 
-// plain hides the transport's optional interfaces, so the engine's
-// goroutine fallbacks carry the posted receives.
-type plain struct{ driver.Transport }
-
 // A posted receive that failed can be cancelled (twice) and waited for
-// again without hanging, on transports that post and on those that do not.
+// again without hanging.
 func TestPostedCancelAfterFailedWait(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		wrap func(driver.Transport) driver.Transport
 	}{
 		{"poster", func(tr driver.Transport) driver.Transport { return tr }},
-		{"fallback", func(tr driver.Transport) driver.Transport { return plain{tr} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			trs := transport.NewMemWorld(2, transport.MemOptions{})

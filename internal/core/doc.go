@@ -18,5 +18,9 @@
 //     names it, not just a neighbour;
 //   - on any failure, an abort of the transport, so that every rank of the job
 //     fails promptly instead of waiting for its own deadline;
-//   - Avg rewritten as Sum plus a division, and world size 1 handled once.
+//   - Avg rewritten as Sum plus a division, and world size 1 handled once;
+//   - one executor of pipelined schedules ([Schedule], [Call.Run]) that the
+//     strategies' chunked algorithms compile to: every receive posted ahead
+//     of its message, each send issued as soon as what it carries is in, and
+//     no goroutine of its own.
 package core

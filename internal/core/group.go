@@ -81,11 +81,6 @@ type Group struct {
 	p2pSeq  map[[2]int]uint64
 	scratch [][]byte // see Call.Scratch; used only on the executor
 
-	// On a transport that is not a driver.Poster, the last receive
-	// posted per stream, which the next must wait for (see Call.PostRecv).
-	postMu   sync.Mutex
-	lastPost map[postKey]chan struct{}
-
 	// The diagnoses of operation diagSeq's timeouts, by global peer rank
 	// (see Call.explain).
 	diagMu  sync.Mutex

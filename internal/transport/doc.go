@@ -75,7 +75,8 @@
 // timed out first (a rank keeps reporting that one, so that it is not
 // mistaken for a rank waiting for nothing while the others diagnose), and
 // over TCP the sends in progress. A posted receive that nobody waits for
-// yet does not count. Over TCP a wait query is a frame like any other; the
+// yet (by Wait, or by Done, which a caller asks for as it blocks) does not
+// count. Over TCP a wait query is a frame like any other; the
 // connection's reader answers it from the mailboxes at once, even while its
 // rank is busy, and a goroutine per connection writes the reply, so that
 // the reader never waits for the write lock. The message path pays for this

@@ -72,6 +72,19 @@ type posted struct {
 
 func (r posted) Wait(ctx context.Context) error { return r.box.Wait(ctx, r.p) }
 
+// Done marks the receive as blocked on, as Wait does on its slow path, for
+// wait queries: its caller asks for it when it is about to block.
+func (r posted) Done() <-chan struct{} {
+	select {
+	case <-r.p.done:
+	default:
+		if r.p.blocked.Load() == 0 {
+			r.p.blocked.Store(stamp(time.Now()))
+		}
+	}
+	return r.p.done
+}
+
 func (m *Mem) Rank() int                { return m.rank }
 func (m *Mem) Size() int                { return len(m.world.ranks) }
 func (m *Mem) PeerAddr(peer int) string { return "" }

@@ -62,52 +62,37 @@ func (p *pass) run(c *core.Call) error {
 	n, r := c.Size(), c.Rank()
 	right, left := core.Mod(r+1, n), core.Mod(r-1, n)
 
-	// recvAt[g][ch] is the index, in receive order, of step g's chunk ch.
-	recvOrder := p.order(p.recvSeg)
-	recvAt := make([][]int, p.steps)
+	// recvAt[g][ch] is the step that receives chunk ch of step g.
+	recvOrder, sendOrder := p.order(p.recvSeg), p.order(p.sendSeg)
+	recvAt := make([][]core.Step, p.steps)
 	for g := range p.steps {
-		recvAt[g] = make([]int, p.chunks(p.recvSeg(g)))
+		recvAt[g] = make([]core.Step, p.chunks(p.recvSeg(g)))
 	}
-	posted := make([]*core.Posted, 0, len(recvOrder))
-	for i, it := range recvOrder {
-		recvAt[it.g][it.ch] = i
+	s := &core.Schedule{DType: p.dt, Op: p.op}
+	for _, it := range recvOrder {
 		lo, hi := p.chunkRange(p.recvSeg(it.g), it.ch)
 		if it.g < p.reduceSteps {
-			posted = append(posted, c.PostRecvReduce(left, 0, p.buf[lo:hi], p.dt, p.op))
+			recvAt[it.g][it.ch] = s.RecvReduce(left, 0, p.buf[lo:hi])
 		} else {
-			posted = append(posted, c.PostRecv(left, 0, p.buf[lo:hi]))
+			recvAt[it.g][it.ch] = s.Recv(left, 0, p.buf[lo:hi])
 		}
 	}
-	arrived := 0 // receives completed, in order
-	await := func(k int) error {
-		for ; arrived <= k; arrived++ {
-			if err := posted[arrived].Wait(); err != nil {
-				return err
-			}
+	for _, it := range sendOrder {
+		after := core.None
+		if it.g > 0 {
+			after = recvAt[it.g-1][it.ch]
 		}
-		return nil
+		lo, hi := p.chunkRange(p.sendSeg(it.g), it.ch)
+		s.Send(right, 0, p.buf[lo:hi], after)
 	}
-	err := func() error {
-		for _, it := range p.order(p.sendSeg) {
-			if it.g > 0 {
-				if err := await(recvAt[it.g-1][it.ch]); err != nil {
-					return fmt.Errorf("step %d of %d: %w", it.g, p.steps, err)
-				}
-			}
-			lo, hi := p.chunkRange(p.sendSeg(it.g), it.ch)
-			if err := c.Send(right, 0, p.buf[lo:hi]); err != nil {
-				return fmt.Errorf("step %d of %d: %w", it.g+1, p.steps, err)
-			}
+	s.Where = func(i core.Step) string { // the receives come first
+		it := recvOrder[min(int(i), len(recvOrder)-1)]
+		if int(i) >= len(recvOrder) {
+			it = sendOrder[int(i)-len(recvOrder)]
 		}
-		if err := await(len(posted) - 1); err != nil {
-			return fmt.Errorf("step %d of %d: %w", p.steps, p.steps, err)
-		}
-		return nil
-	}()
-	if err != nil {
-		core.CancelAll(posted) // buf must not change after the operation returns
+		return fmt.Sprintf("step %d of %d", it.g+1, p.steps)
 	}
-	return err
+	return c.Run(s)
 }
 
 // item is one chunk of one step of a pass.
@@ -122,17 +107,8 @@ type item struct{ g, ch int }
 // rank must then have received chunk ch from its left neighbour by the time
 // it has sent one more chunk: large chunks, each hundreds of microseconds on
 // the wire, cover that wait; small ones do not, and take a lag of 2, which
-// keeps one more chunk in flight.
-//
-// Measured with `distbench run --inplace in` at lags 1 / 2 / 3, interleaved
-// on a 2-core VM, median of 5–7 round medians:
-//
-//	np 2:  64 MiB (1 MiB chunks) 19.3 / 21.6 / 23.3 ms; 16 MiB (1 MiB)
-//	       4.89 / 5.24 / 5.64 ms; 4 MiB (512 KiB) 1.12 / 1.04 / 1.20 ms, and
-//	       0.91 / 1.05 ms in another run; 1 MiB (128 KiB) 376 / 368 / 434 µs
-//	       and 319 / 320 µs; 256 KiB (64 KiB) 130 / 114 µs
-//	np 4:  4 MiB (256 KiB chunks) 6.8 / 8.3 ms; 16 MiB 23.9 / 23.6 ms;
-//	       64 MiB 78.1 / 80.4 ms
+// keeps one more chunk in flight. Chosen by running `distbench run --inplace
+// in` with lags 1, 2 and 3 (docs/tuning.md, ring-wave-lag).
 func (p *pass) waveLag() int {
 	if p.chunk >= lagOneChunk {
 		return 1
@@ -172,35 +148,21 @@ func (p *pass) order(seg func(g int) int) []item {
 // run, every receive is posted before the first send, and the connection's
 // reader does the receiving and reducing.
 func chain(c *core.Call, prev, next int, pieces [][]byte, reduce bool, dt collective.DType, op collective.Op) error {
-	posted := make([]*core.Posted, 0, len(pieces))
-	if prev >= 0 {
-		for _, b := range pieces {
-			if reduce {
-				posted = append(posted, c.PostRecvReduce(prev, 0, b, dt, op))
-			} else {
-				posted = append(posted, c.PostRecv(prev, 0, b))
-			}
+	s := &core.Schedule{DType: dt, Op: op}
+	for _, b := range pieces {
+		in := core.None
+		switch {
+		case prev < 0:
+		case reduce:
+			in = s.RecvReduce(prev, 0, b)
+		default:
+			in = s.Recv(prev, 0, b)
+		}
+		if next >= 0 {
+			s.Send(next, 0, b, in)
 		}
 	}
-	err := func() error {
-		for k, b := range pieces {
-			if prev >= 0 {
-				if err := posted[k].Wait(); err != nil {
-					return err
-				}
-			}
-			if next >= 0 {
-				if err := c.Send(next, 0, b); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}()
-	if err != nil {
-		core.CancelAll(posted)
-	}
-	return err
+	return c.Run(s)
 }
 
 // cut splits b into pieces of at most chunk bytes.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
-	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/transport"
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -146,30 +145,6 @@ func TestErrorsSayWhere(t *testing.T) {
 			}
 		})
 	}
-}
-
-// plainTransport hides the transport's optional interfaces (Poster,
-// ReducePoster), so that the engine's fallbacks for transports without them
-// carry the ring's posted receives.
-type plainTransport struct{ driver.Transport }
-
-// The ring posts every receive of a pass before sending; on a transport
-// that cannot post, the engine must still fill them in the order posted.
-func TestConformanceWithoutPostedReceives(t *testing.T) {
-	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
-		trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 3 * uint64(n)})
-		comms := make([]collective.Comm, n)
-		for r := range n {
-			c, err := collective.New(t.Context(), "ring", collective.Config{
-				Rank: r, Size: n, Transport: plainTransport{trs[r]}, Options: map[string]string{"chunk": "1KiB"},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			comms[r] = c
-		}
-		return comms
-	}, collectivetest.Options{Short: true, WorldSizes: []int{2, 3}})
 }
 
 func TestOptions(t *testing.T) {

@@ -36,30 +36,16 @@ func (a *algorithms) whole(c *core.Call, t collective.Tensor, op collective.Op) 
 		}
 		return scratch[k*size : (k+1)*size]
 	}
-	// At step g this rank sends rank r−g's buffer and receives rank
-	// r−g−1's; every receive is posted before the first send.
-	posted := make([]*core.Posted, n-1)
+	// At step g this rank sends rank r−g's buffer, once it has received
+	// it at step g−1, and receives rank r−g−1's.
+	s := &core.Schedule{}
+	in := core.None
 	for g := range n - 1 {
-		posted[g] = c.PostRecv(left, 0, slot(core.Mod(r-g-1, n)))
+		s.Send(right, 0, slot(core.Mod(r-g, n)), in)
+		in = s.Recv(left, 0, slot(core.Mod(r-g-1, n)))
 	}
-	err := func() error {
-		for g := range n - 1 {
-			if g > 0 {
-				if err := posted[g-1].Wait(); err != nil {
-					return fmt.Errorf("whole step %d of %d: %w", g, n-1, err)
-				}
-			}
-			if err := c.Send(right, 0, slot(core.Mod(r-g, n))); err != nil {
-				return fmt.Errorf("whole step %d of %d: %w", g+1, n-1, err)
-			}
-		}
-		if err := posted[n-2].Wait(); err != nil {
-			return fmt.Errorf("whole step %d of %d: %w", n-1, n-1, err)
-		}
-		return nil
-	}()
-	if err != nil {
-		core.CancelAll(posted)
+	s.Where = func(i core.Step) string { return fmt.Sprintf("whole step %d of %d", i/2+1, n-1) }
+	if err := c.Run(s); err != nil {
 		return err
 	}
 	acc := slot(0)
