@@ -158,7 +158,7 @@ func conformClose(t *testing.T, trs []driver.Transport) {
 // buffer.
 func conformReduce(t *testing.T, trs []driver.Transport) {
 	ctx := ctxFor(t, 20*time.Second)
-	rp := trs[1].(driver.ReducePoster)
+	rp := trs[1]
 	tag := uint64(0)
 	for _, dt := range []collective.DType{collective.Float32, collective.BFloat16, collective.Int64} {
 		for _, count := range []int{0, 1, 1000, 64<<10/dt.Size() + 3, 1<<20/dt.Size() + 5} {

@@ -54,11 +54,7 @@ type Mem struct {
 
 var (
 	_ driver.Transport = (*Mem)(nil)
-	_ driver.Poster    = (*Mem)(nil)
-	_ driver.Poster    = (*TCP)(nil)
-
-	_ driver.ReducePoster = (*Mem)(nil)
-	_ driver.ReducePoster = (*TCP)(nil)
+	_ driver.Transport = (*TCP)(nil)
 
 	_ driver.Diagnoser = (*Mem)(nil)
 	_ driver.Diagnoser = (*TCP)(nil)
