@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/distbench/distbench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/api.golden from the package's exported API")
@@ -26,21 +28,7 @@ var update = flag.Bool("update", false, "rewrite testdata/api.golden from the pa
 //	go test ./collective -run TestAPI -update
 func TestAPI(t *testing.T) {
 	got := exportedAPI(t, ".")
-	golden := filepath.Join("testdata", "api.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("exported API of package collective differs from %s (rerun with -update if intended):\n%s",
-			golden, lineDiff(string(want), string(got)))
-	}
+	golden.Check(t, filepath.Join("testdata", "api.golden"), got, *update)
 }
 
 // exportedAPI prints the exported declarations of the package in dir, as
@@ -124,32 +112,4 @@ func exportedAPI(t *testing.T, dir string) []byte {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+): enough to
-// name an added or changed declaration.
-func lineDiff(want, got string) string {
-	count := func(s string) map[string]int {
-		m := map[string]int{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l]++
-		}
-		return m
-	}
-	w, g := count(want), count(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if g[l] < w[l] {
-			b.WriteString("- " + l + "\n")
-			w[l]--
-		}
-	}
-	w = count(want)
-	for _, l := range strings.Split(got, "\n") {
-		if w[l] < g[l] {
-			b.WriteString("+ " + l + "\n")
-			g[l]--
-		}
-	}
-	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distbench/distbench/internal/golden"
 	"github.com/distbench/distbench/results"
 )
 
@@ -175,7 +176,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareGolden(t *testing.T) {
-	golden, err := filepath.Abs(filepath.Join("testdata", "compare.md.golden"))
+	goldenPath, err := filepath.Abs(filepath.Join("testdata", "compare.md.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestCompareGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, golden, got)
+	golden.Check(t, goldenPath, got, *update)
 	checkImages(t, "new", got)
 }
 

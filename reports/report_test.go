@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"flag"
 	"image"
 	"image/png"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distbench/distbench/internal/golden"
 	"github.com/distbench/distbench/results"
 )
 
@@ -56,37 +56,6 @@ func regenerate(t *testing.T, name string, gen func(testing.TB, string)) string 
 	return src
 }
 
-// checkGolden compares got with the golden file at path, or rewrites it
-// under -update.
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the tests with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs from what was generated, first at line %d:\n got: %q\nwant: %q\n(run with -update if the change is intended)", path, i+1, g, w)
-			}
-		}
-	}
-}
-
 // TestGenerate makes the report of the synthetic run once (plots are slow
 // under -race) and checks it three ways: against the golden file, for the
 // statements a reader must find in it, and for its images.
@@ -100,7 +69,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("golden", func(t *testing.T) {
-		checkGolden(t, filepath.Join("testdata", "report.md.golden"), got)
+		golden.Check(t, filepath.Join("testdata", "report.md.golden"), got, *update)
 	})
 	t.Run("content", func(t *testing.T) {
 		// Independent of the golden file's exact text.

@@ -5,9 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -19,7 +17,7 @@ import (
 // ScheduleWorld is an in-memory transport world that moves messages only when
 // its driver says so and records them, so that a test can print the schedule
 // a strategy's algorithm follows (who sends what to whom, step by step) and
-// compare it with a golden file (see [Golden]).
+// compare it with a golden file (internal/golden).
 //
 // The recording is deterministic. It runs in a testing/synctest bubble, where
 // synctest.Wait tells when every rank is blocked, and [ScheduleWorld.Drive]
@@ -40,7 +38,7 @@ import (
 //	w := collectivetest.NewScheduleWorld(n)
 //	... build comms[r] on w.Transport(r) ...
 //	w.Run(t, comms, func(r int, c collective.Comm) error { return c.AllReduce(t.Context(), x[r], collective.Max) })
-//	collectivetest.Golden(t, "testdata/allreduce.txt", w.Format(), *update)
+//	golden.Check(t, "testdata/allreduce.txt", []byte(w.Format()), *update)
 type ScheduleWorld struct {
 	ranks []*scheduleTransport
 
@@ -310,43 +308,4 @@ func (p *schedulePost) Wait(ctx context.Context) error {
 	w.posted[p.key] = slices.DeleteFunc(q, func(x *schedulePost) bool { return x == p })
 	p.complete(ctx.Err())
 	return p.err
-}
-
-// Golden compares got with the file at path, or, when update is set (a test's
-// -update flag), rewrites the file with got. A difference fails t and lists
-// the lines that differ.
-func Golden(t testing.TB, path, got string, update bool) {
-	t.Helper()
-	if update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s: output changed (run with -update to accept):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff lists the lines of want and got that differ, position by position.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(wl), len(gl)) {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&b, "line %d:\n  - %s\n  + %s\n", i+1, w, g)
-		}
-	}
-	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/internal/golden"
 	_ "github.com/distbench/distbench/strategies/all"
 )
 
@@ -49,20 +50,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s: the error is not one line:\n%s", name, got)
 			}
 			got = strings.ReplaceAll(got, cwd, ".") // absolute data directories
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestGolden -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s expands differently from %s (go test -run TestGolden -update rewrites it):\n%s", name, golden, lineDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got), *update)
 		})
 	}
 }
@@ -111,23 +99,4 @@ func expandSrc(src []byte) (*Expanded, error) {
 		return nil, err
 	}
 	return p.Expand()
-}
-
-// lineDiff lists the lines of want and got that differ, by position.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }

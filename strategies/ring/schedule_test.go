@@ -9,6 +9,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden schedules in testdata/")
@@ -57,7 +58,7 @@ func TestScheduleAllReduce(t *testing.T) {
 					}
 				}
 				got := fmt.Sprintf("# ring allreduce (max), algo=%s, np=%d, %d float32 elements (%d B), default chunk\n", algo, n, count, 4*count) + w.Format()
-				collectivetest.Golden(t, filepath.Join("testdata", "allreduce-"+algo+"-np4.txt"), got, *update)
+				golden.Check(t, filepath.Join("testdata", "allreduce-"+algo+"-np4.txt"), []byte(got), *update)
 			})
 		})
 	}

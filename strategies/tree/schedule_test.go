@@ -11,6 +11,7 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden schedules in testdata/")
@@ -28,19 +29,19 @@ var update = flag.Bool("update", false, "rewrite the golden schedules in testdat
 
 func TestScheduleDoubleTree(t *testing.T) {
 	for _, n := range []int{4, 5, 8} {
-		golden(t, fmt.Sprintf("dbtree-allreduce-np%d.txt", n), schedule(t, n, algoDBTree, "allreduce", 12, 0))
+		checkSchedule(t, fmt.Sprintf("dbtree-allreduce-np%d.txt", n), schedule(t, n, algoDBTree, "allreduce", 12, 0))
 	}
 }
 
 func TestScheduleRecursiveDoubling(t *testing.T) {
 	for _, n := range []int{4, 5, 8} {
-		golden(t, fmt.Sprintf("rd-allreduce-np%d.txt", n), schedule(t, n, algoRD, "allreduce", 4, 0))
+		checkSchedule(t, fmt.Sprintf("rd-allreduce-np%d.txt", n), schedule(t, n, algoRD, "allreduce", 4, 0))
 	}
 }
 
 func TestScheduleBinomialBroadcast(t *testing.T) {
 	for _, tc := range []struct{ n, root int }{{4, 0}, {5, 2}, {8, 0}} {
-		golden(t, fmt.Sprintf("binomial-broadcast-np%d-root%d.txt", tc.n, tc.root),
+		checkSchedule(t, fmt.Sprintf("binomial-broadcast-np%d-root%d.txt", tc.n, tc.root),
 			schedule(t, tc.n, algoAuto, "broadcast", 6, tc.root))
 	}
 }
@@ -121,8 +122,8 @@ func topology(n int, place func(r int) node) string {
 	return strings.Join(parts, "; ")
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name, got string) {
+// checkSchedule compares got with testdata/name, or rewrites it under -update.
+func checkSchedule(t *testing.T, name, got string) {
 	t.Helper()
-	collectivetest.Golden(t, filepath.Join("testdata", name), got, *update)
+	golden.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }
