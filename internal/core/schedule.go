@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
@@ -33,6 +34,27 @@ type Schedule struct {
 	steps   []step
 	deps    []Step
 	streams []stream
+	pooled  bool // from Call.Schedule: Run recycles it
+}
+
+// schedules recycles the storage of schedules that Call.Schedule made.
+var schedules = sync.Pool{New: func() any { return new(Schedule) }}
+
+// Schedule returns an empty schedule of reductions in dt with op, whose
+// storage Run recycles: build it, run it once, and leave it after Run.
+// (A Schedule literal works too; its storage is left to the collector.)
+func (c *Call) Schedule(dt collective.DType, op collective.Op) *Schedule {
+	s := schedules.Get().(*Schedule)
+	s.DType, s.Op, s.pooled = dt, op, true
+	return s
+}
+
+// recycle returns s to schedules, holding no buffer of the operation.
+func (s *Schedule) recycle() {
+	clear(s.steps[:cap(s.steps)])
+	s.steps, s.deps, s.streams = s.steps[:0], s.deps[:0], s.streams[:0]
+	s.Where, s.pooled = nil, false
+	schedules.Put(s)
 }
 
 // Step is a step of a Schedule, as its builder methods return it.
@@ -143,6 +165,31 @@ type run struct {
 
 	cases []reflect.SelectCase // for waitAny, made on first use
 	heads []Step
+	ints  []int32 // backs waiting and succAt
+	fill  []int32
+}
+
+// runs recycles the execution state of schedules: a pipelined collective
+// runs one per operation, and at a few kilobytes its bookkeeping's
+// allocations would cost about what its messages do.
+var runs = sync.Pool{New: func() any { return new(run) }}
+
+// recycle returns r to runs, holding no references to the operation's
+// buffers, transport or channels.
+func (r *run) recycle() {
+	clear(r.posted[:cap(r.posted)])
+	clear(r.cases[:cap(r.cases)])
+	r.cases = r.cases[:0]
+	r.c, r.s = nil, nil
+	runs.Put(r)
+}
+
+// resize returns b with length n, reusing its array when it is big enough.
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
 }
 
 // Run executes s: it posts every receive that depends on nothing, then runs
@@ -152,12 +199,21 @@ type run struct {
 // returns the first error; the receives still posted are withdrawn first,
 // so that no buffer changes after Run returns.
 func (c *Call) Run(s *Schedule) error {
+	if s.pooled {
+		defer s.recycle()
+	}
 	n := len(s.steps)
 	if n == 0 {
 		return nil
 	}
-	ints := make([]int32, 2*n+1)
-	r := &run{c: c, s: s, waiting: ints[:n], succAt: ints[n:], next: make([]Step, n), posted: make([]driver.Posted, n)}
+	r := runs.Get().(*run)
+	defer r.recycle()
+	r.c, r.s, r.done = c, s, 0
+	r.ints = resize(r.ints, 2*n+1)
+	clear(r.ints)
+	r.waiting, r.succAt = r.ints[:n], r.ints[n:]
+	r.next = resize(r.next, n)
+	r.posted = resize(r.posted, n)
 	// Count every step's dependencies and its dependents (succAt, shifted
 	// by one, then summed into offsets).
 	for i := range s.steps {
@@ -175,17 +231,17 @@ func (c *Call) Run(s *Schedule) error {
 	for i := range n {
 		r.succAt[i+1] += r.succAt[i]
 	}
-	r.succ = make([]Step, r.succAt[n])
-	fill := make([]int32, n)
-	copy(fill, r.succAt[:n])
+	r.succ = resize(r.succ, int(r.succAt[n]))
+	r.fill = resize(r.fill, n)
+	copy(r.fill, r.succAt[:n])
 	for i := range s.steps {
 		st := &s.steps[i]
 		for _, d := range s.deps[st.dep0:st.dep1] {
-			r.succ[fill[d]] = Step(i)
-			fill[d]++
+			r.succ[r.fill[d]] = Step(i)
+			r.fill[d]++
 		}
 	}
-	r.head = make([]Step, len(s.streams))
+	r.head = resize(r.head, len(s.streams))
 	for i := range r.head {
 		r.head[i] = None
 	}
@@ -194,7 +250,7 @@ func (c *Call) Run(s *Schedule) error {
 			r.head[s.steps[i].stream] = Step(i)
 		}
 	}
-	r.ready = make([]Step, 0, n)
+	r.ready = r.ready[:0]
 	// Post the receives that wait for nothing, before any send.
 	for i := range s.steps {
 		if r.waiting[i] == 0 {

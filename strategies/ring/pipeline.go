@@ -68,7 +68,7 @@ func (p *pass) run(c *core.Call) error {
 	for g := range p.steps {
 		recvAt[g] = make([]core.Step, p.chunks(p.recvSeg(g)))
 	}
-	s := &core.Schedule{DType: p.dt, Op: p.op}
+	s := c.Schedule(p.dt, p.op)
 	for _, it := range recvOrder {
 		lo, hi := p.chunkRange(p.recvSeg(it.g), it.ch)
 		if it.g < p.reduceSteps {
@@ -148,7 +148,7 @@ func (p *pass) order(seg func(g int) int) []item {
 // run, every receive is posted before the first send, and the connection's
 // reader does the receiving and reducing.
 func chain(c *core.Call, prev, next int, pieces [][]byte, reduce bool, dt collective.DType, op collective.Op) error {
-	s := &core.Schedule{DType: dt, Op: op}
+	s := c.Schedule(dt, op)
 	for _, b := range pieces {
 		in := core.None
 		switch {

@@ -38,7 +38,7 @@ func (a *algorithms) whole(c *core.Call, t collective.Tensor, op collective.Op) 
 	}
 	// At step g this rank sends rank r−g's buffer, once it has received
 	// it at step g−1, and receives rank r−g−1's.
-	s := &core.Schedule{}
+	s := c.Schedule(t.DType, op)
 	in := core.None
 	for g := range n - 1 {
 		s.Send(right, 0, slot(core.Mod(r-g, n)), in)

@@ -60,8 +60,8 @@ func (f *flow) rng(k int) []byte {
 // run runs flows at once, as one schedule, and returns the first error;
 // base(i) is the first Scratch index of flow i's staging slots (see add).
 func run(c *core.Call, base func(i int) int, flows ...*flow) error {
-	s := &core.Schedule{}
-	var where []place // per step
+	s := c.Schedule(0, 0) // each flow sets its dtype and op below
+	var where []place     // per step
 	for i, f := range flows {
 		s.DType, s.Op = f.dt, f.op
 		f.add(c, s, base(i), &where)
