@@ -100,3 +100,37 @@ func expandSrc(src []byte) (*Expanded, error) {
 	}
 	return p.Expand()
 }
+
+// TestReadmeExample keeps the README's plan example the file the golden
+// test expands: the README shows testdata/example.yaml without its header
+// comment.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Skipf("no README beside the module: %v", err)
+	}
+	example, err := os.ReadFile(filepath.Join("testdata", "example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n**Plans.**")
+	if !ok {
+		t.Fatal(`README.md has no "**Plans.**" section`)
+	}
+	_, block, ok := strings.Cut(after, "```yaml\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```\n")
+	}
+	if !ok {
+		t.Fatal("README.md's Plans section has no ```yaml block")
+	}
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(string(example), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			want.WriteString(line)
+		}
+	}
+	if block != want.String() {
+		t.Errorf("README.md's plan example differs from testdata/example.yaml (without its header):\n%s", golden.Diff(want.String(), block))
+	}
+}

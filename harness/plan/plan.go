@@ -33,43 +33,9 @@ const (
 
 // Plan is a sweep as written in a plan file (YAML) or built from flags:
 // blocks whose cross products are the points to measure. [Plan.Expand]
-// validates it and turns it into launches. A plan file looks like this
-// (default.yaml is a complete one):
-//
-//	iters: 20            # timed iterations a point; blocks may override
-//	warmup: 5
-//	check: true          # exact inputs, #wrong counted
-//	time_budget: 2s      # per point, at least 3 iterations
-//	rounds: 3            # measure every point in 3 rounds, interleaved across the sweep
-//	timeout: 2m          # per operation
-//	skip_unavailable: false
-//	peers: [mpi, gloo]   # replay the float32 sum allreduce sizes through MPI and gloo
-//	collectives:
-//	  - strategies: [ring, tree]       # or [all]: every strategy that can run here
-//	    np: [2, 4, 8]
-//	    collectives: [allreduce, allgather]
-//	    sizes: {min: 4KiB, max: 64MiB, factor: 2}   # or step: 1MiB, or a list [4KiB, 1MiB]
-//	    dtypes: [float32, bfloat16]
-//	    ops: [sum]
-//	    inplace: in                    # in, out or both
-//	    links: ["", 10g, "1Gbit,100us"] # "" is unshaped
-//	    options: {chunk: 256KiB}       # strategy options
-//	gradients:                         # one training step's DDP buckets as allreduce sizes
-//	  - model: resnet50
-//	    input: imagenet
-//	    bucket_cap_mb: 25
-//	    strategies: [all]
-//	    np: [4]
-//	training:
-//	  - model: lenet
-//	    dataset: mnist
-//	    mode: ddp
-//	    strategies: [ring]
-//	    np: [2]
-//	    steps: 200
-//	    batch: 64
-//	    lr: 0.1
-//	    lr_schedule: step:1:0.5     # as train's --lr-schedule; lr_warmup: N epochs
+// validates it and turns it into launches. The README's "Plans" section
+// documents the schema with testdata/example.yaml, which the golden test
+// expands, so the example cannot go stale; default.yaml is a complete plan.
 type Plan struct {
 	Name string `yaml:"name,omitempty"`
 	// Settings every block inherits; a block may override iters and warmup.
