@@ -26,8 +26,9 @@
 //
 //   - a winner map: for each world size × message size, the strategy with
 //     the lowest median time and its margin over the runner-up, as a table
-//     and a heat map (plot_winner.go); a margin inside overlapping
-//     confidence intervals is marked "≈";
+//     and a heat map (plot_winner.go); where the two confidence intervals
+//     overlap the cell is a tie, with no winner or margin, and the tally
+//     counts significant wins only;
 //   - bus bandwidth against message size, one plot per world size, a line
 //     per strategy and peer (plot_busbw.go);
 //   - median time against message size on log-log axes (plot_latency.go);

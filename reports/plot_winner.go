@@ -27,15 +27,33 @@ type winner struct {
 	overlap bool
 }
 
+// tie reports whether the cell's order is inside the noise: no winner.
+func (w winner) tie() bool { return w.runner != "" && w.overlap }
+
+// text is the cell as the table shows it: a tie names both strategies and
+// no margin, since a margin inside the noise is not a result.
 func (w winner) text() string {
 	switch {
 	case w.runner == "":
 		return w.best + " (only)"
-	case w.overlap:
-		return fmt.Sprintf("%s ≈%s", w.best, strings.TrimPrefix(pct(w.margin), "+"))
+	case w.tie():
+		return "tie: " + tieNames(w)
 	}
 	return fmt.Sprintf("%s %s", w.best, pct(w.margin))
 }
+
+// tieNames is a tie's two strategies in name order, so that reruns whose
+// noise swaps them print the same cell.
+func tieNames(w winner) string {
+	a, b := w.best, w.runner
+	if b < a {
+		a, b = b, a
+	}
+	return a + " ≈ " + b
+}
+
+// tieColor is a tied cell's colour: no strategy's.
+var tieColor = color.RGBA{R: 0xe4, G: 0xe4, B: 0xe4, A: 0xff}
 
 // winners decides every cell of s among distbench's strategies. Peers are
 // references, not choices a distbench user can make, so they are left out
@@ -91,7 +109,8 @@ func (rp *report) writeWinners(s *section) error {
 	}
 	rp.m.h(3, "Winner map")
 	rp.m.text("For each world size and message size, the strategy with the lowest median time and its margin over the runner-up " +
-		"(runner-up time / winner time − 1). \"≈\" marks a margin inside the noise: the two 95% confidence intervals overlap. Peers are not ranked.")
+		"(runner-up time / winner time − 1). Where the two 95% confidence intervals overlap the cell is a tie: the order is inside " +
+		"the noise, so no winner and no margin are shown, and the tally counts only significant wins. Peers are not ranked.")
 
 	p := plotNoGrid("Fastest strategy: "+s.title, "message size (bytes)", "world size (ranks)")
 	sizeLabels := make([]string, len(s.sizes))
@@ -105,18 +124,25 @@ func (rp *report) writeWinners(s *section) error {
 	p.NominalX(sizeLabels...)
 	p.NominalY(npLabels...)
 	var labels plotter.XYLabels
-	wins := map[string]int{}
+	wins := map[string]int{} // significant wins
+	ties, only := 0, 0
 	for j, np := range s.nps {
 		for i, b := range s.sizes {
 			w, ok := ws[[2]int64{int64(np), b}]
 			if !ok {
 				continue
 			}
-			wins[w.best]++
-			// Margins of 50% and more get the full colour; a tie is pale.
+			// Margins of 50% and more get the full colour; a lone strategy
+			// is pale, a tie grey.
 			f := 0.75 * (1 - math.Min(w.margin/0.5, 1))
-			if w.runner == "" || w.overlap {
+			switch {
+			case w.tie():
+				ties++
+			case w.runner == "":
 				f = 0.8
+				only++
+			default:
+				wins[w.best]++
 			}
 			x, y := float64(i), float64(j)
 			poly, err := plotter.NewPolygon(plotter.XYs{{X: x - 0.5, Y: y - 0.5}, {X: x + 0.5, Y: y - 0.5}, {X: x + 0.5, Y: y + 0.5}, {X: x - 0.5, Y: y + 0.5}})
@@ -124,17 +150,21 @@ func (rp *report) writeWinners(s *section) error {
 				return err
 			}
 			poly.Color = lighten(rp.colors.of(s.base[w.best]), f)
+			if w.tie() {
+				poly.Color = tieColor
+			}
 			poly.LineStyle.Color = color.White
 			poly.LineStyle.Width = vg.Points(1)
 			p.Add(poly)
 			labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: y})
-			m := pct(w.margin)
-			if w.runner == "" {
-				m = "only"
-			} else if w.overlap {
-				m = "≈" + strings.TrimPrefix(m, "+")
+			label := w.best + "\n" + pct(w.margin)
+			switch {
+			case w.runner == "":
+				label = w.best + "\nonly"
+			case w.tie():
+				label = "tie\n" + tieNames(w)
 			}
-			labels.Labels = append(labels.Labels, w.best+"\n"+m)
+			labels.Labels = append(labels.Labels, label)
 		}
 	}
 	lab, err := plotter.NewLabels(labels)
@@ -162,6 +192,14 @@ func (rp *report) writeWinners(s *section) error {
 		}
 		sw.Color = rp.colors.of(s.base[name])
 		p.Legend.Add(name, sw)
+	}
+	if ties > 0 {
+		sw, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return err
+		}
+		sw.Color = tieColor
+		p.Legend.Add("tie", sw)
 	}
 	p.Legend.Left = false
 	p.X.Min, p.X.Max = -0.5, float64(len(s.sizes))-0.5+math.Max(1.5, 0.25*float64(len(s.sizes)))
@@ -200,7 +238,14 @@ func (rp *report) writeWinners(s *section) error {
 	for _, name := range names {
 		tally = append(tally, fmt.Sprintf("%s %d", name, wins[name]))
 	}
-	rp.m.p("Cells won: %s of %d.", strings.Join(tally, ", "), len(ws))
+	if len(tally) == 0 {
+		tally = append(tally, "none")
+	}
+	line := fmt.Sprintf("Cells won significantly: %s; ties %d", strings.Join(tally, ", "), ties)
+	if only > 0 {
+		line += fmt.Sprintf("; one strategy only %d", only)
+	}
+	rp.m.p("%s; of %d cells.", line, len(ws))
 	return nil
 }
 

@@ -212,3 +212,20 @@ func TestGenerateEmptyRun(t *testing.T) {
 		t.Errorf("report of an empty run:\n%s", data)
 	}
 }
+
+func TestWinnerText(t *testing.T) {
+	tests := []struct {
+		w    winner
+		want string
+	}{
+		{winner{best: "ring", runner: "tree", margin: 0.25}, "ring +25.0%"},
+		{winner{best: "tree", runner: "ring", margin: 0.02, overlap: true}, "tie: ring ≈ tree"},
+		{winner{best: "ring", runner: "tree", margin: 0.02, overlap: true}, "tie: ring ≈ tree"},
+		{winner{best: "ps"}, "ps (only)"},
+	}
+	for _, tt := range tests {
+		if got := tt.w.text(); got != tt.want {
+			t.Errorf("%+v: text() = %q, want %q", tt.w, got, tt.want)
+		}
+	}
+}
