@@ -102,6 +102,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	}
 	env := o.Env
 	env.Planned = exp.IDs()
+	env.LeftOut = exp.Notes
 	w, err := results.NewWriter(o.Dir, env)
 	if err != nil {
 		return nil, err

@@ -184,6 +184,9 @@ func (rp *report) writeStatus() {
 		}
 		reasons = append(reasons, fmt.Sprintf("%d planned point(s) have no result: %s%s", len(missing), "`"+strings.Join(list, "`, `")+"`", more))
 	}
+	for _, n := range run.LeftOut() {
+		reasons = append(reasons, "**left out**, as it cannot run here: "+n)
+	}
 	measured := 0
 	var partial []string
 	for i := range run.Records {

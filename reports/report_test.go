@@ -229,3 +229,35 @@ func TestWinnerText(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateLeftOut: a finished run whose plan left parts out because
+// the machine cannot run them (skip_unavailable) is not called complete,
+// and the report names each part and its fix.
+func TestGenerateLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	env := synthEnv
+	env.LeftOut = []string{"training[0]: dataset mnist not found in ./data/mnist (run 'make data', or set data_dir)"}
+	w, err := results.NewWriter(dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&results.Record{Kind: results.KindCollective, Point: "allreduce/ring/np=2/bytes=1024",
+		Collective: "allreduce", Strategy: "ring", NP: 2, Bytes: 1024, DType: "float32", TimeUs: 12, SamplesUs: []float64{12, 11, 13}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{"**Incomplete.**", "**left out**, as it cannot run here: training[0]: dataset mnist not found", "run 'make data'"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("report lacks %q:\n%s", want, data)
+		}
+	}
+	if strings.Contains(string(data), "**Complete.**") {
+		t.Errorf("a run with parts left out is called complete:\n%s", data)
+	}
+}

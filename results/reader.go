@@ -284,6 +284,22 @@ func (run *Run) Missing() []string {
 	return missing
 }
 
+// LeftOut returns what the plan named but the machine could not run, from
+// every session, each once, in the order first written.
+func (run *Run) LeftOut() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range run.Envs {
+		for _, n := range e.LeftOut {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 // Complete reports whether the run finished and every point in it succeeded.
 func (run *Run) Complete() bool {
 	return run.Finished && len(run.Failed()) == 0 && len(run.Missing()) == 0

@@ -163,4 +163,9 @@ type Env struct {
 	// Planned lists the point ids the run set out to measure, so that a
 	// report of an interrupted run can name the points it lacks.
 	Planned []string `json:"planned,omitempty"`
+	// LeftOut says what the plan named but this machine cannot run (a
+	// strategy, a peer, a dataset: skip_unavailable), each with the command
+	// that fixes it where there is one, so that a report does not call a
+	// run with parts left out complete.
+	LeftOut []string `json:"left_out,omitempty"`
 }

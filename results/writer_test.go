@@ -326,3 +326,25 @@ func TestWriterKeepsWholeLastRecord(t *testing.T) {
 		t.Errorf("after resuming: records %v, truncated %v, finished %v; want a b c, whole and finished", points, run.Truncated, run.Finished)
 	}
 }
+
+// TestLeftOut: what each session's plan left out, each once, in order.
+func TestLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	for _, left := range [][]string{{"peer mpi: not installed", "dataset mnist: not found"}, {"dataset mnist: not found", "strategy nccl: no GPU"}} {
+		w, err := NewWriter(dir, Env{LeftOut: left})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"peer mpi: not installed", "dataset mnist: not found", "strategy nccl: no GPU"}
+	if got := run.LeftOut(); !slices.Equal(got, want) {
+		t.Errorf("LeftOut() = %q, want %q", got, want)
+	}
+}

@@ -132,6 +132,14 @@ training:
 	if code != 0 || !strings.Contains(errs, "skipped: training[0]: dataset mnist not found") || !strings.Contains(out, "1 of 1 points measured") {
 		t.Errorf("--skip-unavailable: exit %d\n%s%s", code, out, errs)
 	}
+	// ... and records what it left out, for the report to say.
+	run, err := results.ReadRun(dir + "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := run.LeftOut(); len(left) != 1 || !strings.Contains(left[0], "dataset mnist not found") {
+		t.Errorf("LeftOut() = %q, want the dataset", left)
+	}
 }
 
 func TestSweepDryRun(t *testing.T) {
