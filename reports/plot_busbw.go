@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -65,6 +66,7 @@ func (rp *report) writeBusBW(s *section) error {
 		if len(ss) == 0 {
 			continue
 		}
+		logYIfDecades(p, ss)
 		if err := addSeries(p, ss); err != nil {
 			return err
 		}
@@ -108,4 +110,40 @@ func busbwFactorText(collective string) string {
 		return "(n−1)/n"
 	}
 	return "1"
+}
+
+// logYIfDecades puts the y axis on a log scale when the series' positive
+// values span a decade or more: busbw from 4 KiB to 64 MiB spans three, and
+// on a linear axis every small size sits flat at zero. Error bars are cut
+// to stay above zero, where a log axis ends, and points at zero are left
+// out (the table beside the plot still lists them).
+func logYIfDecades(p *plot.Plot, ss []series) {
+	lo, hi := math.Inf(1), 0.0
+	for _, sr := range ss {
+		for _, xy := range sr.xy {
+			if xy.Y > 0 {
+				lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+			}
+		}
+	}
+	if hi <= 0 || hi/lo < 10 {
+		return
+	}
+	for k := range ss {
+		sr := &ss[k]
+		xy, los, his := sr.xy[:0], sr.lo[:0], sr.hi[:0]
+		for i, v := range sr.xy {
+			if v.Y <= 0 {
+				continue // no place on a log axis
+			}
+			xy = append(xy, v)
+			if i < len(sr.lo) {
+				los, his = append(los, math.Min(sr.lo[i], 0.9*v.Y)), append(his, sr.hi[i])
+			}
+		}
+		sr.xy, sr.lo, sr.hi = xy, los, his
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Label.Text += ", log scale"
 }
