@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -137,7 +138,32 @@ func (rp *report) writeEnv() error {
 				e.Host, e.CPUModel, e.Commit, e.GoVersion, e.Reduce)
 		}
 	}
+	if over := oversubscribed(rp.run.Records, env.Cores); len(over) > 0 {
+		rp.m.p("**Oversubscribed:** world sizes %s run more ranks than this machine's %d cores, so ranks take turns on a core: "+
+			"their times include the OS scheduler's, latency most of all, and say little of a cluster with a core per rank.",
+			strings.Join(over, ", "), env.Cores)
+	}
 	return nil
+}
+
+// oversubscribed lists, in order, the world sizes of recs' measured points
+// above cores (unknown when 0).
+func oversubscribed(recs []results.Record, cores int) []string {
+	if cores <= 0 {
+		return nil
+	}
+	var nps []int
+	for i := range recs {
+		if r := &recs[i]; r.NP > cores && !slices.Contains(nps, r.NP) {
+			nps = append(nps, r.NP)
+		}
+	}
+	slices.Sort(nps)
+	out := make([]string, len(nps))
+	for i, np := range nps {
+		out[i] = strconv.Itoa(np)
+	}
+	return out
 }
 
 // writeStatus says whether the run is complete and, if not, why not.

@@ -261,3 +261,21 @@ func TestGenerateLeftOut(t *testing.T) {
 		t.Errorf("a run with parts left out is called complete:\n%s", data)
 	}
 }
+
+func TestOversubscribed(t *testing.T) {
+	recs := []results.Record{{NP: 8}, {NP: 2}, {NP: 4}, {NP: 8}, {NP: 3}}
+	tests := []struct {
+		cores int
+		want  []string
+	}{
+		{2, []string{"3", "4", "8"}},
+		{4, []string{"8"}},
+		{8, []string{}},
+		{0, nil}, // cores unknown: say nothing
+	}
+	for _, tt := range tests {
+		if got := oversubscribed(recs, tt.cores); !slices.Equal(got, tt.want) {
+			t.Errorf("oversubscribed(cores %d) = %q, want %q", tt.cores, got, tt.want)
+		}
+	}
+}
