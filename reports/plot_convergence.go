@@ -70,10 +70,11 @@ func (rp *report) writeConvergence(g *trainGroup) error {
 		file, title, x, y    string
 		legendTop, legendLft bool
 		xTicks               plot.Ticker // nil: gonum's default
+		percent              bool        // a 0–100% axis, whatever the data
 	}{
-		{byStep, "loss_step_", "training loss by step", "step", "training loss", true, false, nil},
-		{byTime, "loss_time_", "training loss by wall time", "wall time (s)", "training loss", true, false, nil},
-		{byEpoch, "accuracy_", "test accuracy by epoch", "epoch", "test accuracy (%)", false, false, epochs},
+		{byStep, "loss_step_", "training loss by step", "step", "training loss", true, false, nil, false},
+		{byTime, "loss_time_", "training loss by wall time", "wall time (s)", "training loss", true, false, nil, false},
+		{byEpoch, "accuracy_", "test accuracy by epoch", "epoch", "test accuracy (%)", false, false, epochs, true},
 	}
 	for _, pl := range plots {
 		if len(pl.ss) == 0 {
@@ -86,6 +87,12 @@ func (rp *report) writeConvergence(g *trainGroup) error {
 		}
 		if err := addSeries(p, pl.ss); err != nil {
 			return err
+		}
+		if pl.percent {
+			// Accuracy is read against its whole range: an axis fitted to
+			// the data makes 97% and 98% look worlds apart, and gonum's
+			// padding ran it past 100%.
+			p.Y.Min, p.Y.Max = 0, 100
 		}
 		if pl.legendTop {
 			legendRoom(p, len(pl.ss))
