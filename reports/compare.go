@@ -61,7 +61,18 @@ type CompareOptions struct {
 	// sweeps are often narrowed on purpose; turn it on in CI, where a
 	// newly failing strategy should fail the build.
 	MissingIsRegression bool
+	// MaxGate is the largest threshold, after the point's noise raised it,
+	// at which a point that did not change counts as unchanged (a Threshold
+	// above it is the user's choice, and the gate then). Above it the
+	// runs are too noisy to see a change of that size, and the point is
+	// TooNoisy rather than "unchanged": a gate of 120% would pass a 2×
+	// slowdown. 0 means DefaultMaxGate; negative disables it.
+	MaxGate float64
 }
+
+// DefaultMaxGate is CompareOptions.MaxGate's default: a comparison that
+// cannot see a 25% change is no gate for CI.
+const DefaultMaxGate = 0.25
 
 // DefaultCompareOptions are the options `distbench compare` uses unless told
 // otherwise: a 5% threshold at alpha 0.05.
@@ -150,6 +161,9 @@ const (
 	Worse   Verdict = "worse"   // significantly slower, by more than the threshold
 	Same    Verdict = "~"       // no significant change beyond the threshold
 	Missing Verdict = "missing" // not measured (or failed, or without samples) in one of the runs
+	// TooNoisy: no change was found, but the point's gate is above
+	// CompareOptions.MaxGate, so a change below the gate would not have been.
+	TooNoisy Verdict = "too noisy"
 )
 
 // PointComparison compares one point across the two runs. Times are the
@@ -219,6 +233,36 @@ func (c *Comparison) Regressions() []PointComparison {
 	return out
 }
 
+// NoisyGate returns the median and the largest gate of the TooNoisy
+// points: changes below them would have gone unseen. Zeros when there are
+// none.
+func (c *Comparison) NoisyGate() (median, most float64) {
+	var gates []float64
+	for _, p := range c.Points {
+		if p.Verdict == TooNoisy {
+			gates = append(gates, p.Threshold)
+		}
+	}
+	if len(gates) == 0 {
+		return 0, 0
+	}
+	return stats.Median(gates), slices.Max(gates)
+}
+
+// TooNoisyText is the plain statement of what a comparison with TooNoisy
+// points could not see, or "" when it has none.
+func (c *Comparison) TooNoisyText() string {
+	n := c.Count(TooNoisy)
+	if n == 0 {
+		return ""
+	}
+	med, most := c.NoisyGate()
+	return fmt.Sprintf("**Too noisy to judge %d of %d points**: their runs' noise hides any change below %s (median over those points; up to %s), "+
+		"above the %s this comparison must see (--max-gate). They are not \"unchanged\". Measure the two builds interleaved on one machine "+
+		"(sweep --rounds), on a quieter machine, or with more iterations.",
+		n, len(c.Points), strings.TrimPrefix(pct(med), "+"), strings.TrimPrefix(pct(most), "+"), strings.TrimPrefix(pct(c.Options.MaxGate), "+"))
+}
+
 // Count returns how many points got verdict v.
 func (c *Comparison) Count(v Verdict) int {
 	n := 0
@@ -248,6 +292,9 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	}
 	if o.NoiseFactor == 0 {
 		o.NoiseFactor = DefaultNoiseFactor
+	}
+	if o.MaxGate == 0 {
+		o.MaxGate = DefaultMaxGate
 	}
 	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
 		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and threshold %v >= 0", o.Alpha, o.Threshold)
@@ -457,6 +504,9 @@ func comparePoint(key string, b, n *indexed, o CompareOptions, roundNoise float6
 		pc.Verdict = Better
 	default:
 		pc.Verdict = Same
+		if o.MaxGate > 0 && pc.Threshold > math.Max(o.MaxGate, o.Threshold) { // noise, not the user's threshold, set the gate
+			pc.Verdict = TooNoisy
+		}
 		if significant && math.Abs(pc.Change) > pc.Threshold {
 			pc.Notes = append(pc.Notes, fmt.Sprintf("the change does not hold across rounds (median of round medians %s, fastest round %s)", pct(pc.RoundChange), pct(pc.BestRoundChange)))
 		}

@@ -41,12 +41,15 @@ func (c *Comparison) WriteReport(dir string) error {
 			"(the round medians' median absolute deviation, scaled to a standard deviation, relative). Samples and statistics are pooled over the rounds.", MinCompareRounds)
 	}
 	regs := c.Regressions()
-	summary := fmt.Sprintf("**%d regression(s)**, %d improvement(s), %d unchanged, %d missing, of %d points.",
-		len(regs), c.Count(Better), c.Count(Same), c.Count(Missing), len(c.Points))
+	summary := fmt.Sprintf("**%d regression(s)**, %d improvement(s), %d unchanged, %d too noisy to judge, %d missing, of %d points.",
+		len(regs), c.Count(Better), c.Count(Same), c.Count(TooNoisy), c.Count(Missing), len(c.Points))
 	if len(regs) == 0 {
 		summary = "**No regressions.** " + strings.TrimPrefix(summary, "**0 regression(s)**, ")
 	}
 	m.text(summary)
+	if t := c.TooNoisyText(); t != "" {
+		m.text(t)
+	}
 	for _, n := range c.Notes {
 		m.text("Note: " + n + ".")
 	}

@@ -176,7 +176,7 @@ func TestCompareRounds(t *testing.T) {
 			}
 			writeRoundsRun(t, base, uint64(300+i), n, tt.base)
 			writeRoundsRun(t, nw, uint64(400+i), n, tt.new)
-			c, err := Compare(base, nw, DefaultCompareOptions())
+			c, err := Compare(base, nw, judgeAll(DefaultCompareOptions()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func TestCompareRoundsReport(t *testing.T) {
 	writeRoundsRun(t, "base", 21, 7, roundsRun{rounds: 3})
 	writeRoundsRun(t, "new", 22, 7, roundsRun{rounds: 3, unfinished: true,
 		slow: map[string][]float64{"tree/2/65536": {1, 3, 1}, "ring/2/8388608": {1, 1, 0}}})
-	c, err := Compare("base", "new", DefaultCompareOptions())
+	c, err := Compare("base", "new", judgeAll(DefaultCompareOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ const maxSummaryRows = 15
 
 type compareFlags struct {
 	threshold, out string
+	maxGate        string
 	alpha          float64
 	missing        bool
 	ignoreLink     bool
@@ -40,8 +41,10 @@ default plan does), the change must also hold across rounds: the median of
 the round medians must change by more than the threshold too, and the
 threshold covers the spread between round medians as well. compare writes
 compare.md and plots/compare.png into NEW (or --out), prints a short
-markdown summary, and exits 1 when any point regressed, 0 when none did,
-and 2 on bad input.`,
+markdown summary, and exits 1 when any point regressed, 3 when none did but
+some were too noisy to judge (their gate, the threshold raised by their
+noise, is above --max-gate: a change that size would have gone unseen), 0
+when every point was judged and none regressed, and 2 on bad input.`,
 		Example: `  distbench compare baseline runs/20260101-120000
   distbench compare baseline new --threshold 10% --alpha 0.01 --out /tmp/cmp`,
 		Args: cobra.ExactArgs(2),
@@ -57,6 +60,7 @@ and 2 on bad input.`,
 	fl.BoolVar(&f.missing, "missing-is-regression", false, "count a point that BASE measured and NEW lacks or failed as a regression (for CI)")
 	fl.BoolVar(&f.ignoreLink, "ignore-link", false, "match points regardless of network shaping (automatic when each run has one link and they differ)")
 	fl.Float64Var(&f.noise, "noise-factor", reports.DefaultNoiseFactor, "a change must also exceed this many times the point's own robust spread; negative disables")
+	fl.StringVar(&f.maxGate, "max-gate", fmt.Sprintf("%g%%", 100*reports.DefaultMaxGate), "largest gate (threshold raised by a point's noise) at which a point may be called unchanged; above it, too noisy to judge; 0% disables")
 	return cmd
 }
 
@@ -91,8 +95,15 @@ func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
 			return usageError{err}
 		}
 	}
+	gate, err := parseThreshold(f.maxGate)
+	if err != nil {
+		return usageError{fmt.Errorf("--max-gate: %w", err)}
+	}
+	if gate == 0 {
+		gate = -1 // disabled
+	}
 	c, err := reports.Compare(base, nw, reports.CompareOptions{Threshold: thr, Alpha: f.alpha, MissingIsRegression: f.missing,
-		IgnoreLink: f.ignoreLink, NoiseFactor: f.noise})
+		IgnoreLink: f.ignoreLink, NoiseFactor: f.noise, MaxGate: gate})
 	if err != nil {
 		// Compare only reads: what it refuses is the input (a damaged
 		// file, a newer schema).
@@ -109,6 +120,9 @@ func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
 	if len(c.Regressions()) > 0 {
 		return exitError{1}
 	}
+	if c.Count(reports.TooNoisy) > 0 {
+		return exitError{3}
+	}
 	return nil
 }
 
@@ -122,8 +136,11 @@ func writeCompareSummary(w io.Writer, c *reports.Comparison, full string) {
 	if len(regs) == 0 {
 		head = "**No regressions**"
 	}
-	fmt.Fprintf(w, "%s: %d better, %d unchanged, %d missing, of %d points (threshold %g%%, α = %g).\n",
-		head, c.Count(reports.Better), c.Count(reports.Same), c.Count(reports.Missing), len(c.Points), 100*o.Threshold, o.Alpha)
+	fmt.Fprintf(w, "%s: %d better, %d unchanged, %d too noisy to judge, %d missing, of %d points (threshold %g%%, α = %g).\n",
+		head, c.Count(reports.Better), c.Count(reports.Same), c.Count(reports.TooNoisy), c.Count(reports.Missing), len(c.Points), 100*o.Threshold, o.Alpha)
+	if t := c.TooNoisyText(); t != "" {
+		fmt.Fprintf(w, "\n%s\n", t)
+	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(w, "\nNote: %s.\n", n)
 	}

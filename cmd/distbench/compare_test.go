@@ -11,8 +11,14 @@ import (
 )
 
 // writeRun makes a synthetic run directory: two allreduce points whose
-// samples centre on us[i] microseconds.
+// samples centre on us[i] microseconds, within ±1%.
 func writeRun(t *testing.T, dir string, us ...float64) {
+	t.Helper()
+	writeNoisyRun(t, dir, 0.01, us...)
+}
+
+// writeNoisyRun is writeRun with samples spread ±spread around the centre.
+func writeNoisyRun(t *testing.T, dir string, spread float64, us ...float64) {
 	t.Helper()
 	w, err := results.NewWriter(dir, results.Env{Host: "test", CPUModel: "test", Cores: 2, Commit: "abc"})
 	if err != nil {
@@ -21,7 +27,7 @@ func writeRun(t *testing.T, dir string, us ...float64) {
 	for i, center := range us {
 		var samples []float64
 		for k := range 12 {
-			samples = append(samples, center*(1+float64(k%4-2)/200)) // ±1%
+			samples = append(samples, center*(1+spread*float64(k%4-2)/2))
 		}
 		r := &results.Record{
 			Kind: results.KindCollective, Point: "allreduce/ring/np=2/bytes=" + []string{"4096", "65536"}[i],
@@ -119,6 +125,26 @@ func TestCompareRoundsCLI(t *testing.T) {
 	}
 }
 
+// TestCompareTooNoisy: two runs so noisy that their gates (about 100%)
+// would hide a 2× slowdown are not "no regressions, exit 0": compare says
+// what it cannot see and exits 3, unless --max-gate allows that gate.
+func TestCompareTooNoisy(t *testing.T) {
+	tmp := t.TempDir()
+	base, nw := filepath.Join(tmp, "base"), filepath.Join(tmp, "new")
+	writeNoisyRun(t, base, 0.4, 100, 1000)
+	writeNoisyRun(t, nw, 0.4, 100, 1000)
+	code, out, errs := cli(t, "compare", base, nw)
+	if code != 3 || !strings.Contains(out, "2 too noisy to judge") || !strings.Contains(out, "**Too noisy to judge 2 of 2 points**") ||
+		!strings.Contains(out, "above the 25.0% this comparison must see (--max-gate)") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, gate := range []string{"0%", "500%"} {
+		if code, out, _ := cli(t, "compare", base, nw, "--max-gate", gate); code != 0 || strings.Contains(out, "Too noisy") {
+			t.Errorf("--max-gate %s: exit %d\n%s", gate, code, out)
+		}
+	}
+}
+
 func TestCompareBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	base := filepath.Join(tmp, "base")
@@ -132,6 +158,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"compare", base, base, "--threshold", "lots"},
 		{"compare", base, base, "--threshold", "-1%"},
 		{"compare", base, base, "--alpha", "1.5"},
+		{"compare", base, base, "--max-gate", "lots"},
 	}
 	for _, args := range tests {
 		code, _, errs := cli(t, args...)
