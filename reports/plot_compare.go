@@ -19,15 +19,19 @@ type xErrXYs struct {
 func (e xErrXYs) XError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
 
 var verdictColors = map[Verdict]color.RGBA{
-	Worse:  {214, 39, 40, 255},
-	Better: {44, 160, 44, 255},
-	Same:   {127, 127, 127, 255},
+	Worse:    {214, 39, 40, 255},
+	Better:   {44, 160, 44, 255},
+	Same:     {127, 127, 127, 255},
+	TooNoisy: {255, 127, 14, 255},
 }
 
 // plotChanges draws every compared point's change of median time with its
 // confidence interval, one row per point, coloured by verdict, with the
-// threshold marked: a regression is a red dot right of the line whose
-// interval stays right of zero.
+// gate in force at each point marked on its row (the threshold, raised by
+// the point's noise): a regression is a red dot right of its gate. The axis
+// covers the changes and the gates, not the widest interval: one interval
+// of hundreds of percent would squeeze every other row into a line, so
+// intervals run off the edge instead.
 func (c *Comparison) plotChanges(dir string) (string, error) {
 	var shown []PointComparison
 	for _, p := range c.Points {
@@ -60,37 +64,35 @@ func (c *Comparison) plotChanges(dir string) (string, error) {
 	p := plotNoGrid("Change of median time per point (positive: slower)", "change of median time (%)", "")
 	p.Legend.Left = false
 	p.NominalY(names...)
-	thr := 100 * c.Options.Threshold
-	xmin, xmax := -thr, thr
-	for _, v := range []Verdict{Worse, Better, Same} {
-		g := groups[v]
-		if g == nil {
-			continue
-		}
-		for i, xy := range g.XYs {
-			xmin = math.Min(xmin, xy.X-g.lo[i])
-			xmax = math.Max(xmax, xy.X+g.hi[i])
-		}
-	}
-	pad := 0.08 * (xmax - xmin)
-	xmin, xmax = xmin-pad, xmax+pad
-	for _, x := range []float64{-thr, 0, thr} {
-		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(len(names)) - 0.5}})
-		if err != nil {
-			return "", err
-		}
-		l.Color = color.RGBA{80, 80, 80, 255}
-		l.Width = vg.Points(0.75)
-		if x != 0 {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(l)
-		if x == thr && thr > 0 {
-			p.Legend.Add("threshold ±"+strconv.FormatFloat(thr, 'f', -1, 64)+"%", l)
+	lim := 2 * 100 * c.Options.Threshold
+	for i, pc := range shown {
+		y := float64(len(shown) - 1 - i)
+		gate := 100 * pc.Threshold
+		lim = math.Max(lim, 1.25*math.Max(math.Abs(100*pc.Change), gate))
+		for _, x := range []float64{-gate, gate} {
+			l, err := plotter.NewLine(plotter.XYs{{X: x, Y: y - 0.35}, {X: x, Y: y + 0.35}})
+			if err != nil {
+				return "", err
+			}
+			l.Color = color.RGBA{80, 80, 80, 255}
+			l.Width = vg.Points(1)
+			p.Add(l)
+			if i == 0 && x > 0 {
+				p.Legend.Add("gate in force (threshold "+strconv.FormatFloat(100*c.Options.Threshold, 'f', -1, 64)+"%, raised by noise)", l)
+			}
 		}
 	}
-	labels := map[Verdict]string{Worse: "worse", Better: "better", Same: "no significant change"}
-	for _, v := range []Verdict{Worse, Better, Same} {
+	xmin, xmax := -lim, lim
+	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(len(names)) - 0.5}})
+	if err != nil {
+		return "", err
+	}
+	zero.Color = color.RGBA{80, 80, 80, 255}
+	zero.Width = vg.Points(0.75)
+	zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(zero)
+	labels := map[Verdict]string{Worse: "worse", Better: "better", Same: "no significant change", TooNoisy: "too noisy to judge"}
+	for _, v := range []Verdict{Worse, Better, Same, TooNoisy} {
 		g := groups[v]
 		if g == nil {
 			continue
