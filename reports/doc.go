@@ -20,8 +20,13 @@
 // report.md opens with the environment and the run's status: complete, or
 // incomplete and why (interrupted, a torn last record, failed, unfinished or
 // wrong points, planned points never measured, points an interrupted sweep
-// left short of rounds). A point measured in rounds is reported once, its
-// rounds merged (results.MergeRounds). Then, for each collective
+// left short of rounds). Then the verdict (verdict.go): per collective and
+// world size, the fastest strategy over each range of sizes with its
+// margins, ties where the order is inside the noise, the crossovers, the
+// parameter server's factor against the best allreduce, each training
+// series' final accuracy, and the caveats (failed, missing or left-out
+// points, oversubscription, shaped links). A point measured in rounds is
+// reported once, its rounds merged (results.MergeRounds). Then, for each collective
 // (and dtype, op, in-place, link variant):
 //
 //   - a winner map: for each world size × message size, the strategy with

@@ -57,6 +57,7 @@ func (rp *report) write() error {
 	}
 	rp.writeStatus()
 	secs := collectiveSections(rp.run.Records)
+	rp.writeVerdict(secs)
 	if len(secs) > 0 {
 		rp.m.h(2, "Contents")
 		for _, s := range secs {
