@@ -23,7 +23,7 @@
 // left short of rounds). Then the verdict (verdict.go): per collective and
 // world size, the fastest strategy over each range of sizes with its
 // margins, ties where the order is inside the noise, the crossovers, the
-// parameter server's factor against the best allreduce, each training
+// parameter server's factor against the fastest other strategy, each training
 // series' final accuracy, and the caveats (failed, missing or left-out
 // points, oversubscription, shaped links). A point measured in rounds is
 // reported once, its rounds merged (results.MergeRounds). Then, for each collective

@@ -140,9 +140,13 @@ func (rp *report) writeEnv() error {
 		}
 	}
 	if over := oversubscribed(rp.run.Records, env.Cores); len(over) > 0 {
-		rp.m.p("**Oversubscribed:** world sizes %s run more ranks than this machine's %d cores, so ranks take turns on a core: "+
+		sizes := "world sizes " + strings.Join(over, ", ") + " run"
+		if len(over) == 1 {
+			sizes = "world size " + over[0] + " runs"
+		}
+		rp.m.p("**Oversubscribed:** %s more ranks than this machine's %d cores, so ranks take turns on a core: "+
 			"their times include the OS scheduler's, latency most of all, and say little of a cluster with a core per rank.",
-			strings.Join(over, ", "), env.Cores)
+			sizes, env.Cores)
 	}
 	return nil
 }

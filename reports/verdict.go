@@ -12,7 +12,7 @@ import (
 // as the winner maps: for each collective and world size, which strategy is
 // fastest over which sizes, where the order changes, where the order is
 // inside the noise (a tie), and how far the parameter server is from the
-// best allreduce; then what trained how well; then the caveats that bound
+// fastest other strategy (the best allreduce, for an allreduce); then what trained how well; then the caveats that bound
 // all of it.
 func (rp *report) writeVerdict(secs []*section) {
 	var body strings.Builder
@@ -118,8 +118,9 @@ func verdictLines(s *section) []string {
 	return lines
 }
 
-// psFactor is how many times the best allreduce's time the parameter
-// server takes at np, as a range over the sizes both measured, or "".
+// psFactor is how many times the fastest other strategy's time (the best
+// allreduce, for an allreduce) the parameter server takes at np, as a range
+// over the sizes both measured, or "".
 func psFactor(s *section, np int) string {
 	lo, hi := math.Inf(1), 0.0
 	var at []int64
@@ -150,9 +151,9 @@ func psFactor(s *section, np int) string {
 		return ""
 	}
 	if fmt.Sprintf("%.1f", lo) == fmt.Sprintf("%.1f", hi) {
-		return fmt.Sprintf("the parameter server takes %.1f× the best allreduce's time", lo)
+		return fmt.Sprintf("the parameter server takes %.1f× the fastest other strategy's time", lo)
 	}
-	return fmt.Sprintf("the parameter server takes %.1f–%.1f× the best allreduce's time (%s)", lo, hi, sizeRange(at[0], at[len(at)-1]))
+	return fmt.Sprintf("the parameter server takes %.1f–%.1f× the fastest other strategy's time (%s)", lo, hi, sizeRange(at[0], at[len(at)-1]))
 }
 
 // trainingVerdict is each training series' final test accuracy and wall
@@ -180,7 +181,11 @@ func (rp *report) caveats() []string {
 	var out []string
 	if env := rp.run.Env; env != nil {
 		if over := oversubscribed(rp.run.Records, env.Cores); len(over) > 0 {
-			out = append(out, fmt.Sprintf("world sizes %s run more ranks than the %d cores here: their times include the OS scheduler's", strings.Join(over, ", "), env.Cores))
+			sizes := "world sizes " + strings.Join(over, ", ") + " run"
+			if len(over) == 1 {
+				sizes = "world size " + over[0] + " runs"
+			}
+			out = append(out, fmt.Sprintf("%s more ranks than the %d cores here: their times include the OS scheduler's", sizes, env.Cores))
 		}
 	}
 	if n := len(rp.run.Failed()); n > 0 {
