@@ -12,8 +12,8 @@ import (
 // as the winner maps: for each collective and world size, which strategy is
 // fastest over which sizes, where the order changes, where the order is
 // inside the noise (a tie), and how far the parameter server is from the
-// fastest other strategy (the best allreduce, for an allreduce); then what trained how well; then the caveats that bound
-// all of it.
+// fastest other strategy (the best allreduce, for an allreduce); then what
+// trained how well; then the caveats that bound all of it.
 func (rp *report) writeVerdict(secs []*section) {
 	var body strings.Builder
 	for _, s := range secs {
