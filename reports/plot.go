@@ -103,7 +103,14 @@ type series struct {
 	// lo and hi, when set, are the distances from each y down and up to its
 	// confidence bounds, drawn as error bars.
 	lo, hi []float64
+	// raw, when set, is drawn faint behind xy: the unsmoothed points that
+	// xy smooths (a loss curve's steps).
+	raw plotter.XYs
 }
+
+// markEvery is how many points apart a dense series' markers go: enough to
+// tell series of one colour apart without hiding the line.
+func markEvery(n int) int { return max(1, n/15) }
 
 // errXYs adapts a series to plotter.YErrorer.
 type errXYs struct {
@@ -120,6 +127,15 @@ func addSeries(p *plot.Plot, ss []series) error {
 		if len(s.xy) == 0 {
 			continue
 		}
+		if len(s.raw) > 0 {
+			faint, err := plotter.NewLine(s.raw)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			faint.Color = color.NRGBA{s.color.R, s.color.G, s.color.B, 60} // not premultiplied
+			faint.Width = vg.Points(0.75)
+			p.Add(faint)
+		}
 		line, err := plotter.NewLine(s.xy)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -129,7 +145,14 @@ func addSeries(p *plot.Plot, ss []series) error {
 		if s.dashed {
 			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
-		pts, err := plotter.NewScatter(s.xy)
+		marks := s.xy
+		if k := markEvery(len(s.xy)); k > 1 {
+			marks = nil
+			for i := 0; i < len(s.xy); i += k {
+				marks = append(marks, s.xy[i])
+			}
+		}
+		pts, err := plotter.NewScatter(marks)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}

@@ -52,6 +52,8 @@ func (rp *report) writeConvergence(g *trainGroup) error {
 				ep.xy = append(ep.xy, plotter.XY{X: float64(r.Epoch), Y: accPct(g, r.TestAcc)})
 			}
 		}
+		st.raw, st.xy = st.xy, smooth(st.xy)
+		tm.raw, tm.xy = tm.xy, smooth(tm.xy)
 		byStep = appendNonEmpty(byStep, st)
 		byTime = appendNonEmpty(byTime, tm)
 		byEpoch = appendNonEmpty(byEpoch, ep)
@@ -190,4 +192,25 @@ func (rp *report) epochTable(g *trainGroup) error {
 		t.add(row...)
 	}
 	return rp.m.table(t)
+}
+
+// smooth is a centred moving average of xy's y over a window of about a
+// tenth of the points (at least 5, shrinking at the ends): a loss's step to
+// step noise hides the trend that the plot is for. Series too short to
+// smooth come back as they are.
+func smooth(xy plotter.XYs) plotter.XYs {
+	half := len(xy) / 20
+	if half < 2 {
+		return xy
+	}
+	out := make(plotter.XYs, len(xy))
+	for i := range xy {
+		lo, hi := max(0, i-half), min(len(xy), i+half+1)
+		sum := 0.0
+		for _, p := range xy[lo:hi] {
+			sum += p.Y
+		}
+		out[i] = plotter.XY{X: xy[i].X, Y: sum / float64(hi-lo)}
+	}
+	return out
 }
