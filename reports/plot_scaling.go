@@ -75,6 +75,11 @@ func (rp *report) writeScaling(s *section) error {
 		}
 		p.Y.Min = 0
 		legendRoom(p, len(ss))
+		// Room at both ends, so the first and last world sizes' markers and
+		// error bars are not cut in half by the axes.
+		if pad := 0.05 * (p.X.Max - p.X.Min); pad > 0 {
+			p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
+		}
 		rel, err := save(p, rp.dir, "scaling_"+s.slug+"_"+slug(results.FormatSize(b)), plotW, plotH)
 		if err != nil {
 			return err
