@@ -23,6 +23,9 @@ type report struct {
 	run    *results.Run
 	m      md
 	colors colors
+	// incomplete is set by writeStatus when it listed what the run lacks,
+	// so that the verdict's caveats point there instead of listing it again.
+	incomplete bool
 }
 
 // Generate reads RUN_DIR/results.jsonl and writes RUN_DIR/report.md with its
@@ -139,15 +142,6 @@ func (rp *report) writeEnv() error {
 				e.Host, e.CPUModel, e.Commit, e.GoVersion, e.Reduce)
 		}
 	}
-	if over := oversubscribed(rp.run.Records, env.Cores); len(over) > 0 {
-		sizes := "world sizes " + strings.Join(over, ", ") + " run"
-		if len(over) == 1 {
-			sizes = "world size " + over[0] + " runs"
-		}
-		rp.m.p("**Oversubscribed:** %s more ranks than this machine's %d cores, so ranks take turns on a core: "+
-			"their times include the OS scheduler's, latency most of all, and say little of a cluster with a core per rank.",
-			sizes, env.Cores)
-	}
 	return nil
 }
 
@@ -240,6 +234,7 @@ func (rp *report) writeStatus() {
 	if n := maxRounds(run.Records); n > 1 {
 		inRounds = fmt.Sprintf(" in %d rounds each (pooled)", n)
 	}
+	rp.incomplete = len(reasons) > 0
 	if len(reasons) == 0 {
 		rp.m.p("**Complete.** %d collective points measured%s, none failed.", measured, inRounds)
 		return

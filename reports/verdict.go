@@ -175,8 +175,9 @@ func trainingVerdict(g *trainGroup) string {
 	return strings.Join(parts, "; ")
 }
 
-// caveats are what bounds the verdict: failed or missing points, parts left
-// out, world sizes with more ranks than cores, shaped links.
+// caveats are what bounds the verdict: world sizes with more ranks than
+// cores, shaped links, and, by reference to the status section that lists
+// them, failed, missing or left-out points.
 func (rp *report) caveats() []string {
 	var out []string
 	if env := rp.run.Env; env != nil {
@@ -185,17 +186,12 @@ func (rp *report) caveats() []string {
 			if len(over) == 1 {
 				sizes = "world size " + over[0] + " runs"
 			}
-			out = append(out, fmt.Sprintf("%s more ranks than the %d cores here: their times include the OS scheduler's", sizes, env.Cores))
+			out = append(out, fmt.Sprintf("%s more ranks than the %d cores here: their times include the OS scheduler's, latency most of all, "+
+				"and say little of a cluster with a core per rank", sizes, env.Cores))
 		}
 	}
-	if n := len(rp.run.Failed()); n > 0 {
-		out = append(out, fmt.Sprintf("%d point(s) failed and are not ranked (see [Failed points](#failed-points))", n))
-	}
-	if n := len(rp.run.Missing()); n > 0 {
-		out = append(out, fmt.Sprintf("%d planned point(s) have no result", n))
-	}
-	for _, n := range rp.run.LeftOut() {
-		out = append(out, "left out, as it cannot run here: "+n)
+	if rp.incomplete {
+		out = append(out, "the run is incomplete: what it lacks (see [Status](#status)) is not ranked here")
 	}
 	shaped := map[string]bool{}
 	for i := range rp.run.Records {
