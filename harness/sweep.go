@@ -208,6 +208,8 @@ type sweeper struct {
 	// points tallies every planned point's rounds, in plan order.
 	points map[string]*pointTally
 	order  []string
+	// label names the build in an A/B run's progress lines; "" in a sweep.
+	label string
 }
 
 // outcome is what one record says of its point, from best to worst.
@@ -291,8 +293,19 @@ func (s *sweeper) write(p *plan.PlannedPoint, r *results.Record) error {
 			t.ok++
 		}
 	}
-	s.prog.Finished(p, r)
+	s.prog.Finished(s.labelled(p), r)
 	return nil
+}
+
+// labelled is p as the progress display names it: with the build's label
+// in front in an A/B run.
+func (s *sweeper) labelled(p *plan.PlannedPoint) *plan.PlannedPoint {
+	if s.label == "" || p == nil {
+		return p
+	}
+	q := *p
+	q.Desc = s.label + ": " + q.Desc
+	return &q
 }
 
 // group runs one launch, round round of g, over its pending points. Only a
@@ -344,13 +357,13 @@ func (s *sweeper) group(ctx context.Context, g *plan.Group, round int, pending [
 			next++
 		}
 		if next < len(pending) {
-			s.prog.Measuring(&pending[next])
+			s.prog.Measuring(s.labelled(&pending[next]))
 		} else {
 			s.prog.Measuring(nil)
 		}
 		return nil
 	}
-	s.prog.Measuring(&pending[0])
+	s.prog.Measuring(s.labelled(&pending[0]))
 
 	var err error
 	switch {

@@ -201,6 +201,12 @@ type PointComparison struct {
 	// RoundChange is set; a change counts only if it exceeds the threshold
 	// too. NaN otherwise.
 	BestRoundChange float64
+	// Pairs counts the rounds both builds of an A/B run measured, back to
+	// back (PairedCompare); 0 in a comparison of separate runs. SE is the
+	// standard error of the median log ratio of those pairs, and SignP the
+	// sign test's p-value; 0 without pairs.
+	Pairs     int
+	SE, SignP float64
 
 	Verdict   Verdict
 	Regressed bool
@@ -216,8 +222,15 @@ type Comparison struct {
 	Notes           []string // about the runs as a whole
 	// RoundNoise is the runs' typical spread between round medians, the
 	// floor of each point's between-round spread (see
-	// CompareOptions.NoiseFactor); 0 without rounds.
+	// CompareOptions.NoiseFactor); 0 without rounds. In a paired
+	// comparison, the typical spread of the points' per-round ratios.
 	RoundNoise float64
+	// Paired marks a comparison of an A/B run's two builds
+	// (PairedCompare).
+	Paired bool
+	// Bands pools a paired comparison's points by series and size band
+	// (PairedCompare); a band that regressed is a regression too.
+	Bands []PointComparison
 }
 
 // Regressions returns the points that regressed: significantly slower
@@ -228,6 +241,11 @@ func (c *Comparison) Regressions() []PointComparison {
 	for _, p := range c.Points {
 		if p.Regressed {
 			out = append(out, p)
+		}
+	}
+	for _, b := range c.Bands {
+		if b.Regressed {
+			out = append(out, b)
 		}
 	}
 	return out

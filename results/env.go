@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"debug/buildinfo"
 	"io"
 	"os"
 	"runtime"
@@ -90,6 +91,14 @@ func parseMemInfo(r io.Reader) int64 {
 
 // commit is the VCS revision the binary was built from, with "-dirty" when
 // the tree had local changes, or "unknown" (go run, go test, -buildvcs=false).
+// CommitOf is the VCS revision the Go binary at path was built from, as
+// Env.Commit gives it for the running one ("unknown" when the binary does
+// not say).
+func CommitOf(path string) string {
+	bi, err := buildinfo.ReadFile(path)
+	return commit(bi, err == nil)
+}
+
 func commit(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "unknown"

@@ -152,6 +152,9 @@ type Env struct {
 	Kernel    string `json:"kernel"`
 	GoVersion string `json:"go_version"`
 	Commit    string `json:"commit"`
+	// Exe is the binary whose workers measured the run when it is not the
+	// one that recorded it: each build of an A/B run (distbench ab).
+	Exe string `json:"exe,omitempty"`
 	// Reduce names the reduction kernels (kernels.Name):
 	// "avx2", "avx2+f16c" or "go".
 	Reduce     string    `json:"reduce,omitempty"`

@@ -126,3 +126,26 @@ func TestMedianCIMatchesBenchmath(t *testing.T) {
 		}
 	}
 }
+
+func TestSignTest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    []float64
+		want float64
+	}{
+		{"eight of one sign", []float64{.1, .2, .3, .4, .5, .6, .7, .8}, 2.0 / 256},
+		{"eight of the other", []float64{-.1, -.2, -.3, -.4, -.5, -.6, -.7, -.8}, 2.0 / 256},
+		{"seven of eight", []float64{-.1, .2, .3, .4, .5, .6, .7, .8}, 2 * 9.0 / 256},
+		// Magnitudes do not count: two huge opposite pairs in 16.
+		{"fourteen of sixteen", []float64{-5, -5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 2 * (1 + 16 + 120) / 65536.0},
+		{"zeros dropped", []float64{0, 0, 1, 2, 3, 4, 5}, 2.0 / 32},
+		{"balanced", []float64{-1, 1, -2, 2}, 1},
+		{"empty", nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SignTest(tc.d); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("SignTest(%v) = %v, want %v", tc.d, got, tc.want)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ type compareFlags struct {
 	missing        bool
 	ignoreLink     bool
 	noise          float64
+	paired         bool
 }
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {
@@ -60,6 +61,7 @@ when every point was judged and none regressed, and 2 on bad input.`,
 	fl.BoolVar(&f.missing, "missing-is-regression", false, "count a point that BASE measured and NEW lacks or failed as a regression (for CI)")
 	fl.BoolVar(&f.ignoreLink, "ignore-link", false, "match points regardless of network shaping (automatic when each run has one link and they differ)")
 	fl.Float64Var(&f.noise, "noise-factor", reports.DefaultNoiseFactor, "a change must also exceed this many times the point's own robust spread; negative disables")
+	fl.BoolVar(&f.paired, "paired", false, "BASE and NEW are the two builds of an A/B run (distbench ab: OUT/base, OUT/new): compare them round by round")
 	fl.StringVar(&f.maxGate, "max-gate", fmt.Sprintf("%g%%", 100*reports.DefaultMaxGate), "largest gate (threshold raised by a point's noise) at which a point may be called unchanged; above it, too noisy to judge; 0% disables")
 	return cmd
 }
@@ -82,28 +84,41 @@ func parseThreshold(s string) (float64, error) {
 	return v, nil
 }
 
-func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
+// options are the comparison options the flags give.
+func (f *compareFlags) options() (reports.CompareOptions, error) {
 	thr, err := parseThreshold(f.threshold)
 	if err != nil {
-		return usageError{err}
+		return reports.CompareOptions{}, err
 	}
 	if !(f.alpha > 0 && f.alpha < 1) {
-		return usagef("--alpha %v: must be in (0, 1)", f.alpha)
+		return reports.CompareOptions{}, fmt.Errorf("--alpha %v: must be in (0, 1)", f.alpha)
+	}
+	gate, err := parseThreshold(f.maxGate)
+	if err != nil {
+		return reports.CompareOptions{}, fmt.Errorf("--max-gate: %w", err)
+	}
+	if gate == 0 {
+		gate = -1 // disabled
+	}
+	return reports.CompareOptions{Threshold: thr, Alpha: f.alpha, MissingIsRegression: f.missing,
+		IgnoreLink: f.ignoreLink, NoiseFactor: f.noise, MaxGate: gate}, nil
+}
+
+func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
+	o, err := f.options()
+	if err != nil {
+		return usageError{err}
 	}
 	for _, d := range []string{base, nw} {
 		if err := checkRunDir(d); err != nil {
 			return usageError{err}
 		}
 	}
-	gate, err := parseThreshold(f.maxGate)
-	if err != nil {
-		return usageError{fmt.Errorf("--max-gate: %w", err)}
+	compare := reports.Compare
+	if f.paired {
+		compare = reports.PairedCompare
 	}
-	if gate == 0 {
-		gate = -1 // disabled
-	}
-	c, err := reports.Compare(base, nw, reports.CompareOptions{Threshold: thr, Alpha: f.alpha, MissingIsRegression: f.missing,
-		IgnoreLink: f.ignoreLink, NoiseFactor: f.noise, MaxGate: gate})
+	c, err := compare(base, nw, o)
 	if err != nil {
 		// Compare only reads: what it refuses is the input (a damaged
 		// file, a newer schema).
@@ -130,7 +145,11 @@ func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
 // into a pull-request comment as it is.
 func writeCompareSummary(w io.Writer, c *reports.Comparison, full string) {
 	o := c.Options
-	fmt.Fprintf(w, "## distbench compare: %s → %s\n\n", c.BaseDir, c.NewDir)
+	cmd := "compare"
+	if c.Paired {
+		cmd = "ab"
+	}
+	fmt.Fprintf(w, "## distbench %s: %s → %s\n\n", cmd, c.BaseDir, c.NewDir)
 	regs := c.Regressions()
 	head := fmt.Sprintf("**%d regression(s)**", len(regs))
 	if len(regs) == 0 {
@@ -148,6 +167,12 @@ func writeCompareSummary(w io.Writer, c *reports.Comparison, full string) {
 	for _, p := range c.Points {
 		if p.Verdict == reports.Better {
 			better = append(better, p)
+		}
+	}
+	if len(c.Bands) > 0 {
+		fmt.Fprintf(w, "\n### Size bands\n\n")
+		if err := c.WriteBands(w); err != nil {
+			fmt.Fprintf(w, "(bands: %v)\n", err)
 		}
 	}
 	summaryTable(w, "Regressions", regs)

@@ -30,7 +30,7 @@ modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`
 		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(stdout, stderr), newTrainCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout),
-		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newSoakCmd(stdout, stderr))
+		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr))
 	return root
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
@@ -85,6 +86,14 @@ interrupted.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan's launches and points, and measure nothing")
 	fl.BoolVar(&f.skipUnavail, "skip-unavailable", false, "leave out what cannot run here (a strategy, peer or dataset) instead of recording it as failed")
 
+	f.addPlanFlags(fl)
+	fl.StringSliceVar(&f.peers, "peers", nil, "also run the allreduce sizes through reference implementations: mpi, gloo")
+	return cmd
+}
+
+// addPlanFlags registers the flags that make or amend a plan, shared by
+// sweep and ab.
+func (f *sweepFlags) addPlanFlags(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.strategies, "strategy", []string{plan.AllStrategies}, "strategies, comma-separated; all = every one that can run here")
 	fl.IntSliceVar(&f.nps, "np", []int{2, 4}, "world sizes, comma-separated")
 	fl.StringSliceVar(&f.colls, "collective", []string{"allreduce"}, "collectives, comma-separated: "+strings.Join(job.Collectives(), ", "))
@@ -106,8 +115,6 @@ interrupted.`,
 	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("measure every point in this many rounds interleaved across the sweep, 1 to %d (default: the plan's, else 1)", plan.MaxRounds))
 	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("deadline of every operation (default: the plan's, else %v)", plan.DefaultTimeout))
 	fl.BoolVarP(&f.check, "check", "c", true, "check results with exactly reducible inputs (default: the plan's, else on)")
-	fl.StringSliceVar(&f.peers, "peers", nil, "also run the allreduce sizes through reference implementations: mpi, gloo")
-	return cmd
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error {
