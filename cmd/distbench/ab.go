@@ -22,8 +22,8 @@ import (
 const DefaultABRounds = 16
 
 type abFlags struct {
-	perPoint bool
-	sweep    sweepFlags
+	pair  string
+	sweep sweepFlags
 	compare  compareFlags
 }
 
@@ -50,8 +50,11 @@ Each build's records go to OUT/base and OUT/new, ordinary run directories
 (distbench report works on each); OUT/compare.md and OUT/plots/compare.png
 hold the comparison, and a markdown summary is printed. Training runs and
 peers are left out: they have no rounds to pair. The plan runs in
---rounds rounds (default 16; at least 6), or, with --per-point, one launch
-per point and build, closer pairs at the cost of a launch each.
+--rounds rounds (default 16; at least 6). By default every point is its
+own pair of launches (--pair point): its two measurements a fraction of a
+second apart, and its noise its own, so that a size band pools
+independent pairs; --pair launch pairs the plan's launches whole, faster
+but looser.
 
 Exit status: 1 when a point regressed (or, with --missing-is-regression, on
 by default here, failed in NEW only); 3 when none did but some were too
@@ -73,7 +76,7 @@ judged and none regressed; 2 on bad input; 130 when interrupted.`,
 	fl.BoolVar(&s.dryRun, "dry-run", false, "validate and print the plan's launches and points (each runs once per build), and measure nothing")
 	fl.BoolVar(&s.skipUnavail, "skip-unavailable", false, "leave out what cannot run here (a strategy) instead of recording it as failed")
 	s.addPlanFlags(fl)
-	fl.BoolVar(&f.perPoint, "per-point", false, "pair the builds point by point, a launch each, instead of launch by launch: slower, closer pairs")
+	fl.StringVar(&f.pair, "pair", "point", "what a pair of measurements is: point (each point a launch per build, back to back) or launch (each launch of the plan, all its points, per build: faster, looser pairs)")
 	c := &f.compare
 	def := reports.DefaultCompareOptions()
 	fl.StringVar(&c.threshold, "threshold", fmt.Sprintf("%g%%", 100*def.Threshold), "smallest change of the median ratio that counts: 5% or 0.05")
@@ -104,6 +107,9 @@ func runAB(cmd *cobra.Command, baseBin, newBin string, f *abFlags, stdout, stder
 			return usageError{err}
 		}
 		bins[k] = abs
+	}
+	if f.pair != "point" && f.pair != "launch" {
+		return usagef("--pair %q: want point or launch", f.pair)
 	}
 	opts, err := f.compare.options()
 	if err != nil {
@@ -149,12 +155,16 @@ func runAB(cmd *cobra.Command, baseBin, newBin string, f *abFlags, stdout, stder
 		return nil
 	}
 	prog := newProgress(stdout, stderr)
+	launches := 2 * exp.NumLaunches()
+	if f.pair == "point" {
+		launches = 2 * exp.NumMeasurements()
+	}
 	fmt.Fprintf(stdout, "distbench ab: %s × 2 builds in %s%s into %s\n  base %s\n  new  %s\n",
-		plural(exp.NumPoints(), "point"), plural(2*exp.NumLaunches(), "launch"), inRounds(exp), dir, bins[0], bins[1])
+		plural(exp.NumPoints(), "point"), plural(launches, "launch"), inRounds(exp), dir, bins[0], bins[1])
 	res, err := harness.AB(cmd.Context(), harness.ABOptions{
 		Plan: exp, Dir: dir, Env: results.CaptureEnv(),
 		Base: harness.ABBuild{Name: "base", Exe: bins[0]}, New: harness.ABBuild{Name: "new", Exe: bins[1]},
-		Args: []string{"worker"}, Progress: prog, PerPoint: f.perPoint,
+		Args: []string{"worker"}, Progress: prog, PerPoint: f.pair == "point",
 	})
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ func TestABCLI(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	for _, want := range []string{
-		"distbench ab: 2 points × 2 builds in 12 launches (6 rounds) into " + dir,
+		"distbench ab: 2 points × 2 builds in 24 launches (6 rounds) into " + dir,
 		"[24/24] ",
 		"## distbench ab: " + filepath.Join(dir, "base") + " → " + filepath.Join(dir, "new"),
 		"**No regressions**",
@@ -73,6 +73,7 @@ func TestABBadInput(t *testing.T) {
 		{"too few rounds", []string{"ab", exe, exe, "--rounds", "3"}, "--rounds 3: ab needs at least 6"},
 		{"training only", []string{"ab", exe, exe, "--plan", trainOnly}, "no collective points"},
 		{"bad threshold", []string{"ab", exe, exe, "--threshold", "5"}, "--threshold 5"},
+		{"bad pair", []string{"ab", exe, exe, "--pair", "round"}, `--pair "round": want point or launch`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := cli(t, append(tc.args, "--out", filepath.Join(t.TempDir(), "x"))...)
