@@ -22,9 +22,9 @@ import (
 const DefaultABRounds = 16
 
 type abFlags struct {
-	pair  string
-	sweep sweepFlags
-	compare  compareFlags
+	pair    string
+	sweep   sweepFlags
+	compare compareFlags
 }
 
 func newABCmd(stdout, stderr io.Writer) *cobra.Command {
