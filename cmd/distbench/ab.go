@@ -21,6 +21,13 @@ import (
 // with the square root of its pairs (docs/ab.md).
 const DefaultABRounds = 16
 
+// DefaultABRoundIters is how many timed iterations ab gives each point in
+// each round unless --iters says otherwise: a pair's two medians are
+// over this many samples, and the launch around them costs more than they
+// do. Three a round (the default plan's 20 split 16 ways, at least 3)
+// left gates half again as wide (docs/ab.md).
+const DefaultABRoundIters = 10
+
 type abFlags struct {
 	pair    string
 	sweep   sweepFlags
@@ -50,7 +57,9 @@ Each build's records go to OUT/base and OUT/new, ordinary run directories
 (distbench report works on each); OUT/compare.md and OUT/plots/compare.png
 hold the comparison, and a markdown summary is printed. Training runs and
 peers are left out: they have no rounds to pair. The plan runs in
---rounds rounds (default 16; at least 6). By default every point is its
+--rounds rounds (default 16; at least 6) of 10 timed iterations each
+(--iters gives the total, split across the rounds), without the plan's
+time budget. By default every point is its
 own pair of launches (--pair point): its two measurements a fraction of a
 second apart, and its noise its own, so that a size band pools
 independent pairs; --pair launch pairs the plan's launches whole, faster
@@ -130,6 +139,18 @@ func runAB(cmd *cobra.Command, baseBin, newBin string, f *abFlags, stdout, stder
 		p.Rounds = DefaultABRounds
 	} else if s.rounds < reports.MinPairs {
 		return usagef("--rounds %d: ab needs at least %d paired rounds to judge a point (default %d)", s.rounds, reports.MinPairs, DefaultABRounds)
+	}
+	// The plan's iterations are a sweep's, split across its rounds; ab's
+	// rounds are its replicates, each worth its own samples, and a time
+	// budget would give the two builds of a pair different counts.
+	if !cmd.Flags().Changed("iters") {
+		p.Iters = DefaultABRoundIters * int(p.Rounds)
+		for i := range p.Collectives {
+			p.Collectives[i].Iters = 0
+		}
+	}
+	if !cmd.Flags().Changed("time-budget") {
+		p.TimeBudget = 0
 	}
 	if len(p.Collectives)+len(p.Gradients) == 0 {
 		return usagef("the plan has no collective points (collectives or gradients blocks): ab compares collectives; training and peers are left out")
