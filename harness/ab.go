@@ -79,14 +79,7 @@ func AB(ctx context.Context, o ABOptions) (*ABResult, error) {
 			return nil, fmt.Errorf("harness: ab: group %s: only collective groups can be paired", g.Name())
 		}
 	}
-	prog := o.Progress
-	if prog == nil {
-		prog = quiet{}
-	}
-	stderr := o.Stderr
-	if stderr == nil {
-		stderr = prog.Output()
-	}
+	prog, stderr := outputs(o.Progress, o.Stderr)
 	res := &ABResult{}
 	var sw [2]*sweeper
 	for k, b := range []ABBuild{o.Base, o.New} {

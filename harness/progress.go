@@ -40,3 +40,15 @@ func (quiet) Finished(*plan.PlannedPoint, *results.Record) {}
 func (quiet) Note(string)                                  {}
 func (quiet) Output() io.Writer                            { return io.Discard }
 func (quiet) Stop(bool)                                    {}
+
+// outputs is the progress display and the workers' stderr a sweep uses:
+// quiet when given none, and the display's output for stderr.
+func outputs(prog Progress, stderr io.Writer) (Progress, io.Writer) {
+	if prog == nil {
+		prog = quiet{}
+	}
+	if stderr == nil {
+		stderr = prog.Output()
+	}
+	return prog, stderr
+}

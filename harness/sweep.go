@@ -82,14 +82,7 @@ func (r *SweepResult) OK() bool {
 func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	start := time.Now()
 	exp := o.Plan
-	prog := o.Progress
-	if prog == nil {
-		prog = quiet{}
-	}
-	stderr := o.Stderr
-	if stderr == nil {
-		stderr = prog.Output()
-	}
+	prog, stderr := outputs(o.Progress, o.Stderr)
 	done := map[results.PointRound]bool{}
 	if o.Resume {
 		var err error

@@ -66,41 +66,34 @@ func regIncBeta(a, b, x float64) float64 {
 func betaCF(a, b, x float64) float64 {
 	const tiny = 1e-300
 	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
+	c, d := 1.0, 1/nonzero(1-qab*x/qap, tiny)
 	h := d
+	// step applies one term aa of the fraction (the modified Lentz
+	// method) and returns the factor it multiplies h by.
+	step := func(aa float64) float64 {
+		d = nonzero(1+aa*d, tiny)
+		c = nonzero(1+aa/c, tiny)
+		d = 1 / d
+		return d * c
+	}
 	for m := 1; m <= 300; m++ {
 		m2 := float64(2 * m)
 		fm := float64(m)
-		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		h *= step(fm * (b - fm) * x / ((qam + m2) * (a + m2)))
+		del := step(-(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2)))
 		h *= del
 		if math.Abs(del-1) < 1e-15 {
 			break
 		}
 	}
 	return h
+}
+
+// nonzero is v, or tiny where v is closer to zero than that: the
+// continued fraction divides by it.
+func nonzero(v, tiny float64) float64 {
+	if math.Abs(v) < tiny {
+		return tiny
+	}
+	return v
 }
