@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"hash/fnv"
 	"image/color"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 )
 
 // winner is the outcome of one (world size, message size) cell: the strategy
@@ -22,6 +24,10 @@ type winner struct {
 	best   string
 	runner string  // "" when only one strategy was measured
 	margin float64 // runner-up time / best time − 1
+	// marginLo and marginHi are the margin's 95% bootstrap confidence
+	// interval, from the two points' per-iteration samples; NaN when either
+	// has fewer than 2 (records written without samples).
+	marginLo, marginHi float64
 	// overlap is set when the two confidence intervals overlap: the order
 	// may be noise.
 	overlap bool
@@ -84,11 +90,12 @@ func winners(s *section) map[[2]int64]winner {
 				}
 				return strings.Compare(a.name, b.name)
 			})
-			w := winner{np: np, bytes: b, best: cs[0].name}
+			w := winner{np: np, bytes: b, best: cs[0].name, marginLo: math.NaN(), marginHi: math.NaN()}
 			if len(cs) > 1 {
 				best, next := cs[0].r, cs[1].r
 				w.runner = cs[1].name
 				w.margin = next.TimeUs/best.TimeUs - 1
+				w.marginLo, w.marginHi = ratioCI(best, next, fmt.Sprintf("%s/np=%d/bytes=%d/%s/%s", s.slug, np, b, w.best, w.runner))
 				if best.TimeUsCIHi > 0 && next.TimeUsCILo > 0 {
 					w.overlap = best.TimeUsCIHi >= next.TimeUsCILo
 				}
@@ -97,6 +104,17 @@ func winners(s *section) map[[2]int64]winner {
 		}
 	}
 	return out
+}
+
+// ratioCI is the 95% bootstrap confidence interval of
+// median(of) / median(base) − 1 from the two records' per-iteration samples
+// (a point in rounds pools its rounds' samples, as its median does), NaN
+// without at least 2 of each. The bootstrap is seeded from key, so that the
+// same run always gives the same report.
+func ratioCI(base, of *results.Record, key string) (lo, hi float64) {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return stats.MedianRatioCI(base.SamplesUs, of.SamplesUs, h.Sum64())
 }
 
 // writeWinners writes the winner map of s as a table and a heat map: rows are

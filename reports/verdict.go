@@ -27,6 +27,11 @@ func (rp *report) writeVerdict(secs []*section) {
 		}
 		body.WriteString("\n")
 	}
+	if body.Len() > 0 {
+		body.WriteString("A margin is the runner-up's median time over the winner's, − 1. Its 95% confidence interval is bootstrapped " +
+			"from the two points' per-iteration samples (a point in rounds pools its rounds' samples); over a range of sizes, " +
+			"\"CIs within\" gives the lowest and the highest bound of its sizes' intervals.\n\n")
+	}
 	for _, g := range trainGroups(rp.run.Records) {
 		if l := trainingVerdict(g); l != "" {
 			fmt.Fprintf(&body, "**Training %s**: %s.\n\n", g.title, l)
@@ -66,13 +71,7 @@ func verdictLines(s *section) []string {
 		return nil
 	}
 	for _, np := range s.nps {
-		type run struct {
-			label    string // the winner, "" for a tie
-			tie      string // the tied strategies
-			from, to int64
-			lo, hi   float64 // margins of the wins
-		}
-		var runs []run
+		var runs []verdictRun
 		for _, b := range s.sizes {
 			w, ok := ws[[2]int64{int64(np), b}]
 			if !ok || w.runner == "" {
@@ -83,12 +82,10 @@ func verdictLines(s *section) []string {
 				label, tie = "", tieNames(w)
 			}
 			if n := len(runs); n > 0 && runs[n-1].label == label && runs[n-1].tie == tie {
-				r := &runs[n-1]
-				r.to = b
-				r.lo, r.hi = math.Min(r.lo, w.margin), math.Max(r.hi, w.margin)
+				runs[n-1].add(w)
 				continue
 			}
-			runs = append(runs, run{label: label, tie: tie, from: b, to: b, lo: w.margin, hi: w.margin})
+			runs = append(runs, newVerdictRun(label, tie, w))
 		}
 		if len(runs) == 0 {
 			continue
@@ -96,18 +93,15 @@ func verdictLines(s *section) []string {
 		var phrases []string
 		lastWin := -1
 		for i, r := range runs {
-			at := sizeRange(r.from, r.to)
-			if r.label == "" {
-				phrases = append(phrases, fmt.Sprintf("%s at %s: a tie, inside the noise", r.tie, at))
-				continue
-			}
-			phrase := fmt.Sprintf("**%s** fastest at %s, by %s", r.label, at, pctRange(r.lo, r.hi))
-			if lastWin >= 0 && runs[lastWin].label != r.label {
-				phrase += fmt.Sprintf(" (crossover from %s between %s and %s)", runs[lastWin].label,
+			crossover := ""
+			if r.label != "" && lastWin >= 0 && runs[lastWin].label != r.label {
+				crossover = fmt.Sprintf("crossover from %s between %s and %s", runs[lastWin].label,
 					results.FormatSize(runs[lastWin].to), results.FormatSize(r.from))
 			}
-			phrases = append(phrases, phrase)
-			lastWin = i
+			phrases = append(phrases, r.phrase(crossover))
+			if r.label != "" {
+				lastWin = i
+			}
 		}
 		line := fmt.Sprintf("%d ranks: %s", np, strings.Join(phrases, "; "))
 		if ps := psFactor(s, np); ps != "" {
@@ -118,11 +112,66 @@ func verdictLines(s *section) []string {
 	return lines
 }
 
+// verdictRun is a range of neighbouring sizes with one outcome: a winner, or
+// a tie between the same two strategies.
+type verdictRun struct {
+	label    string // the winner, "" for a tie
+	tie      string // the tied strategies
+	from, to int64
+	cells    int
+	lo, hi   float64 // the smallest and largest margin of the wins
+	// ciLo and ciHi bound the cells' 95% confidence intervals of the
+	// margin: the lowest low and the highest high; NaN when a cell has none.
+	ciLo, ciHi float64
+}
+
+func newVerdictRun(label, tie string, w winner) verdictRun {
+	return verdictRun{label: label, tie: tie, from: w.bytes, to: w.bytes, cells: 1,
+		lo: w.margin, hi: w.margin, ciLo: w.marginLo, ciHi: w.marginHi}
+}
+
+// add extends r by the next size's cell w. One cell without an interval
+// leaves the run without one: a bound over some cells is not a bound.
+func (r *verdictRun) add(w winner) {
+	r.to = w.bytes
+	r.cells++
+	r.lo, r.hi = math.Min(r.lo, w.margin), math.Max(r.hi, w.margin)
+	r.ciLo, r.ciHi = math.Min(r.ciLo, w.marginLo), math.Max(r.ciHi, w.marginHi) // NaN stays NaN
+}
+
+// phrase says r: a win with its margin, the margin's 95% interval (of the
+// one cell, or the bounds of the cells' intervals) and the crossover that
+// began it, if any; a tie with no margin, since a margin inside the noise
+// is not a result.
+func (r verdictRun) phrase(crossover string) string {
+	at := sizeRange(r.from, r.to)
+	if r.label == "" {
+		return fmt.Sprintf("%s at %s: a tie, inside the noise", r.tie, at)
+	}
+	var notes []string
+	switch {
+	case math.IsNaN(r.ciLo) || math.IsNaN(r.ciHi):
+	case r.cells == 1:
+		notes = append(notes, "95% CI "+pctSpan(r.ciLo, r.ciHi))
+	default:
+		notes = append(notes, "95% CIs within "+pctSpan(r.ciLo, r.ciHi))
+	}
+	if crossover != "" {
+		notes = append(notes, crossover)
+	}
+	phrase := fmt.Sprintf("**%s** fastest at %s, by %s", r.label, at, pctRange(r.lo, r.hi))
+	if len(notes) > 0 {
+		phrase += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return phrase
+}
+
 // psFactor is how many times the fastest other strategy's time (the best
 // allreduce, for an allreduce) the parameter server takes at np, as a range
-// over the sizes both measured, or "".
+// over the sizes both measured, with the bounds of its 95% intervals, or "".
 func psFactor(s *section, np int) string {
 	lo, hi := math.Inf(1), 0.0
+	ciLo, ciHi := math.Inf(1), 0.0
 	var at []int64
 	for _, name := range s.series {
 		if s.base[name] != "ps" || s.peer[name] {
@@ -133,27 +182,44 @@ func psFactor(s *section, np int) string {
 			if ps == nil || ps.TimeUs <= 0 {
 				continue
 			}
-			best := math.Inf(1)
+			var best *results.Record
+			bestName := ""
 			for _, other := range s.series {
-				if r := s.at(other, np, b); r != nil && !s.peer[other] && s.base[other] != "ps" && r.TimeUs > 0 {
-					best = math.Min(best, r.TimeUs)
+				if r := s.at(other, np, b); r != nil && !s.peer[other] && s.base[other] != "ps" && r.TimeUs > 0 && (best == nil || r.TimeUs < best.TimeUs) {
+					best, bestName = r, other
 				}
 			}
-			if math.IsInf(best, 1) {
+			if best == nil {
 				continue
 			}
-			f := ps.TimeUs / best
+			f := ps.TimeUs / best.TimeUs
 			lo, hi = math.Min(lo, f), math.Max(hi, f)
+			l, h := ratioCI(best, ps, fmt.Sprintf("%s/np=%d/bytes=%d/%s/%s", s.slug, np, b, bestName, name))
+			ciLo, ciHi = math.Min(ciLo, 1+l), math.Max(ciHi, 1+h) // NaN stays NaN
 			at = append(at, b)
 		}
 	}
 	if len(at) == 0 {
 		return ""
 	}
-	if fmt.Sprintf("%.1f", lo) == fmt.Sprintf("%.1f", hi) {
-		return fmt.Sprintf("the parameter server takes %.1f× the fastest other strategy's time", lo)
+	var notes []string
+	text := fmt.Sprintf("%.1f×", lo)
+	if fmt.Sprintf("%.1f", lo) != fmt.Sprintf("%.1f", hi) {
+		text = fmt.Sprintf("%.1f–%.1f×", lo, hi)
+		notes = append(notes, sizeRange(at[0], at[len(at)-1]))
 	}
-	return fmt.Sprintf("the parameter server takes %.1f–%.1f× the fastest other strategy's time (%s)", lo, hi, sizeRange(at[0], at[len(at)-1]))
+	if !math.IsNaN(ciLo) && !math.IsNaN(ciHi) {
+		ci := "95% CI "
+		if len(at) > 1 {
+			ci = "95% CIs within "
+		}
+		notes = append(notes, fmt.Sprintf("%s%.1f–%.1f×", ci, ciLo, ciHi))
+	}
+	line := "the parameter server takes " + text + " the fastest other strategy's time"
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return line
 }
 
 // trainingVerdict is each training series' final test accuracy and wall
@@ -208,6 +274,26 @@ func sizeRange(from, to int64) string {
 		return results.FormatSize(from)
 	}
 	return results.FormatSize(from) + "–" + results.FormatSize(to)
+}
+
+// pctSpan is an interval in percent, "18–35%", or "−2% to 35%" when it
+// crosses zero, where a dash would read as a minus.
+func pctSpan(lo, hi float64) string {
+	a, b := wholePct(lo), wholePct(hi)
+	if a < 0 {
+		return fmt.Sprintf("%s%% to %s%%", signed(a), signed(b))
+	}
+	return fmt.Sprintf("%d–%s%%", a, signed(b))
+}
+
+// wholePct is x in whole percent, rounded half away from zero, with no −0.
+func wholePct(x float64) int { return int(math.Round(100 * x)) }
+
+func signed(n int) string {
+	if n < 0 {
+		return fmt.Sprintf("−%d", -n)
+	}
+	return fmt.Sprint(n)
 }
 
 func pctRange(lo, hi float64) string {
