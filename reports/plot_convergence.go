@@ -136,7 +136,10 @@ func (rp *report) writeConvergence(g *trainGroup) error {
 		}
 		t.add(row...)
 	}
-	return rp.m.table(t)
+	if err := rp.m.table(t); err != nil {
+		return err
+	}
+	return rp.writeTarget(g)
 }
 
 // accPct shows accuracy in percent whether records hold a fraction or a

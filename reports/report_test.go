@@ -91,6 +91,9 @@ func TestGenerate(t *testing.T) {
 			"## Training",
 			"### lenet on mnist",
 			"comm hidden",
+			"reached 85% test accuracy by",
+			"#### Time to 85% test accuracy",
+			"(95% CIs within",
 		} {
 			if !strings.Contains(string(got), want) {
 				t.Errorf("report lacks %q", want)

@@ -222,23 +222,27 @@ func psFactor(s *section, np int) string {
 	return line
 }
 
-// trainingVerdict is each training series' final test accuracy and wall
-// time, in the group's series order, or "".
+// trainingVerdict is how soon each training series of g reached the
+// target accuracy, then each one's final test accuracy and wall time, in
+// the order they reached the target; or "".
 func trainingVerdict(g *trainGroup) string {
-	var parts []string
-	for _, name := range g.series {
-		ep := g.epochs[name]
-		if len(ep) == 0 {
-			continue
+	t := timeToTarget(g)
+	var finals []string
+	for _, r := range t.byTime() {
+		part := fmt.Sprintf("%s %s%%", r.name, num(r.final))
+		if r.wall > 0 {
+			part += fmt.Sprintf(" after %s s", num(r.wall))
 		}
-		last := ep[len(ep)-1]
-		part := fmt.Sprintf("%s %s%% test accuracy", name, num(accPct(g, last.TestAcc)))
-		if last.WallSeconds > 0 {
-			part += fmt.Sprintf(" after %s s", num(last.WallSeconds))
-		}
-		parts = append(parts, part)
+		finals = append(finals, part)
 	}
-	return strings.Join(parts, "; ")
+	if len(finals) == 0 {
+		return ""
+	}
+	final := "final test accuracy " + strings.Join(finals, ", ")
+	if t.pct == 0 {
+		return final
+	}
+	return fmt.Sprintf("%s; %s (%s)", t.verdict(), final, t.evalNote())
 }
 
 // caveats are what bounds the verdict: world sizes with more ranks than
