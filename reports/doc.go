@@ -22,10 +22,12 @@
 // wrong points, planned points never measured, points an interrupted sweep
 // left short of rounds). Then the verdict (verdict.go): per collective and
 // world size, the fastest strategy over each range of sizes with its
-// margins, ties where the order is inside the noise, the crossovers, the
-// parameter server's factor against the fastest other strategy, each training
-// series' final accuracy, and the caveats (failed, missing or left-out
-// points, oversubscription, shaped links). A point measured in rounds is
+// margins and their 95% bootstrap intervals, ties where the order is inside
+// the noise (no margin), the crossovers, the parameter server's factor
+// against the fastest other strategy with its interval, each training
+// series' time to a target accuracy (train_target.go) and final accuracy,
+// and the caveats (failed, missing or left-out points, oversubscription,
+// shaped links). A point measured in rounds is
 // reported once, its rounds merged (results.MergeRounds). Then, for each collective
 // (and dtype, op, in-place, link variant):
 //
@@ -40,7 +42,9 @@
 //   - bus bandwidth against world size at fixed sizes (plot_scaling.go);
 //
 // and, for training runs, loss against step and wall time, test accuracy
-// against epoch (plot_convergence.go) and the split of a step into compute,
+// against epoch (plot_convergence.go), the time and steps each series took
+// to a target accuracy chosen from the data, at the evaluations it made
+// (train_target.go), and the split of a step into compute,
 // overlapped and exposed communication (plot_steptime.go). Every plot has a
 // table of its numbers beside it, error bars where the records carry a
 // confidence interval, and a legend. Failed points are listed with their
