@@ -27,7 +27,7 @@ func (rp *report) writeVerdict(secs []*section) {
 		}
 		body.WriteString("\n")
 	}
-	if body.Len() > 0 {
+	if strings.Contains(body.String(), "95% CI") { // records without samples have no interval to explain
 		body.WriteString("A margin is the runner-up's median time over the winner's, − 1. Its 95% confidence interval is bootstrapped " +
 			"from the two points' per-iteration samples (a point in rounds pools its rounds' samples); over a range of sizes, " +
 			"\"CIs within\" gives the lowest and the highest bound of its sizes' intervals.\n\n")
