@@ -162,7 +162,7 @@ func TestSweepDryRun(t *testing.T) {
 func TestSweepBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	bad := filepath.Join(tmp, "bad.yaml")
-	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtype: [float32]\n"), 0o644)
+	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtypes: [float32]\n    colective: [allgather]\n"), 0o644)
 	badRounds := filepath.Join(tmp, "rounds.yaml")
 	os.WriteFile(badRounds, []byte("rounds: 0\ncollectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"), 0o644)
 	const block = "collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n"
@@ -174,7 +174,7 @@ func TestSweepBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plan", bad}, `unknown key "dtype"`},
+		{[]string{"--plan", bad}, `unknown key "colective"`},
 		{[]string{"--plan", filepath.Join(tmp, "none.yaml")}, "--plan"},
 		{[]string{"--plan", bad, "--np", "2"}, "not both"},
 		{[]string{"--strategy", "rnig"}, `unknown strategy "rnig"`},
