@@ -28,8 +28,9 @@ type winner struct {
 	// interval, from the two points' per-iteration samples; NaN when either
 	// has fewer than 2 (records written without samples).
 	marginLo, marginHi float64
-	// overlap is set when the two confidence intervals overlap: the order
-	// may be noise.
+	// overlap is set when the two confidence intervals overlap or, for
+	// points measured in rounds, when the winner was not faster in every
+	// round: the order may be noise.
 	overlap bool
 }
 
@@ -99,6 +100,13 @@ func winners(s *section) map[[2]int64]winner {
 				if best.TimeUsCIHi > 0 && next.TimeUsCILo > 0 {
 					w.overlap = best.TimeUsCIHi >= next.TimeUsCILo
 				}
+				// Measured in rounds, a win must hold in every round: the
+				// machine's speed moves in steps, and a step during one
+				// strategy's round moves its pooled samples, and their
+				// interval, as a real difference would.
+				if len(best.RoundMediansUs) >= MinCompareRounds && len(next.RoundMediansUs) >= MinCompareRounds {
+					w.overlap = w.overlap || slices.Max(best.RoundMediansUs) >= slices.Min(next.RoundMediansUs)
+				}
 			}
 			out[[2]int64{int64(np), b}] = w
 		}
@@ -127,8 +135,9 @@ func (rp *report) writeWinners(s *section) error {
 	}
 	rp.m.h(3, "Winner map")
 	rp.m.text("For each world size and message size, the strategy with the lowest median time and its margin over the runner-up " +
-		"(runner-up time / winner time − 1). Where the two 95% confidence intervals overlap the cell is a tie: the order is inside " +
-		"the noise, so no winner and no margin are shown, and the tally counts only significant wins. Peers are not ranked.")
+		"(runner-up time / winner time − 1). Where the two 95% confidence intervals overlap, or, for points measured in rounds, the " +
+		"winner was not faster in every round, the cell is a tie: the order is inside the noise, so no winner and no margin are shown, " +
+		"and the tally counts only significant wins. Peers are not ranked.")
 
 	p := plotNoGrid("Fastest strategy: "+s.title, "message size (bytes)", "world size (ranks)")
 	sizeLabels := make([]string, len(s.sizes))
