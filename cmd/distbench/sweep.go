@@ -56,7 +56,7 @@ The plan comes from --plan FILE (YAML), from flags (--strategy, --np,
 neither, the built-in default plan (distbench sweep --dry-run shows it).
 Every (strategy, np, link, options) combination is one launch of worker
 processes that measures all its points. With --rounds N (or the plan's
-rounds; the default plan has 3) every point is measured in N rounds
+rounds; the default plan has 6) every point is measured in N rounds
 interleaved across the sweep, round 1 of every launch, then round 2, ..., so
 that a burst of load on the machine hits one round of a point and not all of
 it; --iters and --time-budget are split across the rounds, the warm-up is per

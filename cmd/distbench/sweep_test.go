@@ -145,7 +145,7 @@ training:
 func TestSweepDryRun(t *testing.T) {
 	code, out, errs := cli(t, "sweep", "--dry-run")
 	if code != 0 || !strings.Contains(out, `plan "default"`) || !strings.Contains(out, "launch ring np=2") ||
-		!strings.Contains(out, "(3 rounds); iters 20, warmup 2") || !strings.Contains(out, "3 rounds of 7+7+6 iterations") {
+		!strings.Contains(out, "(6 rounds); iters 24, warmup 2") || !strings.Contains(out, "6 rounds of 4+4+4+4+4+4 iterations") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 	// --rounds overrides the plan's.

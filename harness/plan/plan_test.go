@@ -52,15 +52,15 @@ func TestDefaultPlan(t *testing.T) {
 		}
 		collectives++
 		got[g.Spec.Strategy] = true
-		// In rounds, the point's 20 iterations split across them.
-		if g.Rounds != 3 {
-			t.Errorf("%s: %d rounds, want 3", g.Name(), g.Rounds)
+		// In rounds, the point's 24 iterations split across them.
+		if g.Rounds != 6 {
+			t.Errorf("%s: %d rounds, want 6", g.Name(), g.Rounds)
 		}
 		total := 0
 		for k := 1; k <= g.Rounds; k++ {
 			rs := g.RoundSpec(k)
 			total += rs.Iters
-			if rs.TimeBudget != g.Spec.TimeBudget/3 || rs.Warmup != g.Spec.Warmup {
+			if rs.TimeBudget != g.Spec.TimeBudget/6 || rs.Warmup != g.Spec.Warmup {
 				t.Errorf("%s round %d: budget %v, warmup %d", g.Name(), k, rs.TimeBudget, rs.Warmup)
 			}
 		}
