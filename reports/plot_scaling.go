@@ -11,11 +11,12 @@ import (
 
 // scalingSizes picks up to three message sizes measured at two or more world
 // sizes: the smallest (latency-bound), the largest (bandwidth-bound) and one
-// between.
+// between. Sizes of the sweep come before a workload's, whose odd sizes
+// would stand for a range they are not the steps of.
 func scalingSizes(s *section) []int64 {
-	var cand []int64
+	var cand, replayed []int64
 	for _, b := range s.sizes {
-		n := 0
+		n, work := 0, false
 		for _, np := range s.nps {
 			for _, name := range s.series {
 				if s.at(name, np, b) != nil {
@@ -23,10 +24,18 @@ func scalingSizes(s *section) []int64 {
 					break
 				}
 			}
+			work = work || s.workloadAt(np, b) != ""
 		}
-		if n >= 2 {
+		switch {
+		case n < 2:
+		case work:
+			replayed = append(replayed, b)
+		default:
 			cand = append(cand, b)
 		}
+	}
+	if len(cand) == 0 {
+		cand = replayed
 	}
 	if len(cand) <= 3 {
 		return cand
