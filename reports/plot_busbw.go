@@ -25,10 +25,12 @@ func busbwCI(r *results.Record) (lo, hi float64, ok bool) {
 type busbwPlot struct {
 	ss   []series
 	cols []string // the section's series with points, the table's columns
+	ref  *linkRef // the link's rate, on a shaped section
 }
 
 // busbwData gathers the busbw plot of s at world size np: a line per
-// strategy and peer, and a workload's points as markers of their own.
+// strategy and peer, a workload's points as markers of their own, and the
+// link's rate where s's points were shaped.
 func (rp *report) busbwData(s *section, np int) busbwPlot {
 	ss, cols := rp.sizeSeries(s, np, func(r *results.Record) (y, down, up float64) {
 		lo, hi, ok := busbwCI(r)
@@ -37,7 +39,11 @@ func (rp *report) busbwData(s *section, np int) busbwPlot {
 		}
 		return r.BusBWGBs, r.BusBWGBs - lo, hi - r.BusBWGBs
 	})
-	return busbwPlot{ss: ss, cols: cols}
+	d := busbwPlot{ss: ss, cols: cols}
+	if ref, ok := linkRate(s.key.link); ok {
+		d.ref = &ref
+	}
+	return d
 }
 
 // writeBusBW draws, for each world size, bus bandwidth against message size
@@ -48,6 +54,10 @@ func (rp *report) writeBusBW(s *section) error {
 	if ws := s.workloads(); len(ws) > 0 {
 		rp.m.p("Diamonds are sizes a workload replays (%s), not steps of the sweep: they stand apart from the lines.", strings.Join(ws, ", "))
 	}
+	if ref, ok := linkRate(s.key.link); ok {
+		rp.m.p("The dashed grey line is the shaped link's rate, %s: what a rank's NIC carries at most, each way.",
+			strings.TrimPrefix(ref.label, "link "))
+	}
 	for _, np := range s.nps {
 		d := rp.busbwData(s, np)
 		if len(d.ss) == 0 {
@@ -57,14 +67,26 @@ func (rp *report) writeBusBW(s *section) error {
 			"message size (bytes, log₂ scale)", "bus bandwidth (GB/s)")
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = sizeTicks{}
-		logYIfDecades(p, d.ss)
+		var extra []float64
+		if d.ref != nil {
+			extra = append(extra, d.ref.gbs)
+		}
+		logYIfDecades(p, d.ss, extra...)
 		if err := addSeries(p, d.ss); err != nil {
 			return err
 		}
 		if err := annotateSizes(p, d.ss); err != nil {
 			return err
 		}
-		legendRoom(p, len(d.ss))
+		entries := len(d.ss)
+		if d.ref != nil {
+			xlo, xhi, _ := xRange(d.ss)
+			if err := addLinkRef(p, *d.ref, xlo, xhi); err != nil {
+				return err
+			}
+			entries++
+		}
+		legendRoom(p, entries)
 		rel, err := save(p, rp.dir, "busbw_"+s.slug+fmt.Sprintf("_np%d", np), plotW, plotH)
 		if err != nil {
 			return err
@@ -114,9 +136,15 @@ func busbwFactorText(collective string) string {
 // values span a decade or more: busbw from 4 KiB to 64 MiB spans three, and
 // on a linear axis every small size sits flat at zero. Error bars are cut
 // to stay above zero, where a log axis ends, and points at zero are left
-// out (the table beside the plot still lists them).
-func logYIfDecades(p *plot.Plot, ss []series) {
+// out (the table beside the plot still lists them). extra are values drawn
+// besides the series (a reference line) that the axis must show too.
+func logYIfDecades(p *plot.Plot, ss []series, extra ...float64) {
 	lo, hi := math.Inf(1), 0.0
+	for _, y := range extra {
+		if y > 0 {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+	}
 	for _, sr := range ss {
 		for _, xy := range sr.xy {
 			if xy.Y > 0 {

@@ -82,8 +82,15 @@ func (rp *report) writeScaling(s *section) error {
 		if err := addSeries(p, ss); err != nil {
 			return err
 		}
+		entries := len(ss)
+		if ref, ok := linkRate(s.key.link); ok && len(ss) > 0 {
+			if err := addLinkRef(p, ref, float64(s.nps[0]), float64(s.nps[len(s.nps)-1])); err != nil {
+				return err
+			}
+			entries++
+		}
 		p.Y.Min = 0
-		legendRoom(p, len(ss))
+		legendRoom(p, entries)
 		// Room at both ends, so the first and last world sizes' markers and
 		// error bars are not cut in half by the axes.
 		if pad := 0.05 * (p.X.Max - p.X.Min); pad > 0 {

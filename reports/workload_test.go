@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -126,7 +127,52 @@ func TestWorkloadSeries(t *testing.T) {
 			if got := s.sizeLabel(2, 1<<20); got != "1MiB" {
 				t.Errorf("sizeLabel(1MiB) = %q", got)
 			}
+			if d.ref != nil {
+				t.Errorf("unshaped section with a link line %+v", *d.ref)
+			}
 		})
+	}
+}
+
+// TestLinkRef checks which links get a reference line on a busbw plot, at
+// what rate and with what label.
+func TestLinkRef(t *testing.T) {
+	for _, tc := range []struct {
+		link  string
+		gbs   float64 // 0: no line
+		label string
+	}{
+		{"", 0, ""},
+		{"1Gbit,25us", 0.125, "link 1 Gbit/s = 0.125 GB/s"},
+		{"1g", 0.125, "link 1 Gbit/s = 0.125 GB/s"},
+		{"10g", 1.25, "link 10 Gbit/s = 1.25 GB/s"},
+		{"100g,1us", 12.5, "link 100 Gbit/s = 12.5 GB/s"},
+		{"800Mbit", 0.1, "link 800 Mbit/s = 0.1 GB/s"},
+		{"2.5Gbit", 0.3125, "link 2.5 Gbit/s = 0.3125 GB/s"},
+		{"unlimited,5ms", 0, ""}, // latency alone: no rate to reach
+		{"none", 0, ""},
+		{"fast", 0, ""}, // not a link the transport reads
+	} {
+		t.Run(tc.link, func(t *testing.T) {
+			ref, ok := linkRate(tc.link)
+			if ok != (tc.gbs > 0) || math.Abs(ref.gbs-tc.gbs) > 1e-12 || ref.label != tc.label {
+				t.Errorf("linkRate(%q) = %+v, %v; want %v GB/s, %q", tc.link, ref, ok, tc.gbs, tc.label)
+			}
+		})
+	}
+
+	// The plot's data: a shaped section has the line, an unshaped one not.
+	recs := append(workloadRecs(rand.New(rand.NewPCG(5, 6)), "", false),
+		workloadRecs(rand.New(rand.NewPCG(7, 8)), "1Gbit,25us", false)...)
+	rp := &report{colors: newColors([]string{"ring", "tree"})}
+	for _, s := range collectiveSections(recs) {
+		d := rp.busbwData(s, 2)
+		switch {
+		case s.key.link == "" && d.ref != nil:
+			t.Errorf("%s: unshaped, with a link line %+v", s.title, *d.ref)
+		case s.key.link != "" && (d.ref == nil || d.ref.gbs != 0.125):
+			t.Errorf("%s: shaped at 1 Gbit/s, link line %v", s.title, d.ref)
+		}
 	}
 }
 
