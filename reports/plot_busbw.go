@@ -170,6 +170,6 @@ func logYIfDecades(p *plot.Plot, ss []series, extra ...float64) {
 		sr.xy, sr.lo, sr.hi = xy, los, his
 	}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	p.Y.Label.Text += ", log scale"
 }
