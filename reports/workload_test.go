@@ -3,10 +3,14 @@ package reports
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/distbench/distbench/internal/golden"
 	"github.com/distbench/distbench/results"
 )
 
@@ -185,4 +189,63 @@ func TestBytesText(t *testing.T) {
 			t.Errorf("bytesText(%d) = %q, want %q", b, got, want)
 		}
 	}
+}
+
+// writeWorkloadRun writes a finished run of the default plan's shape: a
+// sweep of sizes with ResNet-20's DDP buckets among them, unshaped and on
+// a 1 Gbit/s link.
+func writeWorkloadRun(t testing.TB, dir string) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	recs := append(workloadRecs(rng, "", true), workloadRecs(rng, "1Gbit,25us", true)...)
+	env := synthEnv
+	for _, r := range recs {
+		env.Planned = append(env.Planned, r.Point)
+	}
+	w, err := results.NewWriter(dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Finished as Writer.Finish marks it, at a fixed time: the golden
+	// report prints it.
+	done := env
+	done.FinishedAt = env.StartedAt.Add(42 * time.Second)
+	if err := w.Write(&results.Record{Kind: results.KindEnv, Env: &done}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGenerateWorkload checks the report of a run with workload points and
+// a shaped link against its golden file, and its images.
+func TestGenerateWorkload(t *testing.T) {
+	dir := copyRun(t, regenerate(t, "workload", writeWorkloadRun))
+	if err := Generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "workload.md.golden"), got, *update)
+	for _, want := range []string{
+		"| 29,888 B (resnet20 DDP bucket)",
+		"| 1,049,000 B (resnet20 DDP bucket)",
+		"Diamonds are sizes a workload replays (resnet20 DDP bucket)",
+		"The dashed grey line is the shaped link's rate, 1 Gbit/s = 0.125 GB/s",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(got), "The dashed grey line"); n != 1 {
+		t.Errorf("%d link notes, want 1: the shaped section's", n)
+	}
+	checkImages(t, dir, got)
 }
