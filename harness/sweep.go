@@ -270,8 +270,13 @@ func (s *sweeper) put(r *results.Record) error {
 	return s.w.Write(r)
 }
 
-// write records r and counts it.
+// write records r and counts it. The workers build their own records, so
+// what only the plan knows of a point (the workload it replays) is copied
+// from p's.
 func (s *sweeper) write(p *plan.PlannedPoint, r *results.Record) error {
+	if p != nil && r.Workload == "" {
+		r.Workload = p.Record.Workload
+	}
 	if err := s.put(r); err != nil {
 		return err
 	}

@@ -37,8 +37,13 @@
 //     overlap the cell is a tie, with no winner or margin, and the tally
 //     counts significant wins only;
 //   - bus bandwidth against message size, one plot per world size, a line
-//     per strategy and peer (plot_busbw.go);
+//     per strategy and peer (plot_busbw.go), and on a shaped link its rate
+//     as a dashed reference line (linkref.go);
 //   - median time against message size on log-log axes (plot_latency.go);
+//     in both plots against size, a workload's points (Record.Workload, a
+//     model's DDP bucket sizes) are markers of their own beside the lines,
+//     labelled with their size (workload.go): they are not steps of the
+//     sweep, and a line through them would zig-zag;
 //   - bus bandwidth against world size at fixed sizes (plot_scaling.go);
 //
 // and, for training runs, loss against step and wall time, test accuracy

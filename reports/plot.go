@@ -106,6 +106,11 @@ type series struct {
 	// raw, when set, is drawn faint behind xy: the unsmoothed points that
 	// xy smooths (a loss curve's steps).
 	raw plotter.XYs
+	// marksOnly draws markers and no line: points that are not steps of
+	// a sweep (a workload's sizes). glyph, when set, is their marker
+	// instead of shapes[shape].
+	marksOnly bool
+	glyph     draw.GlyphDrawer
 }
 
 // markEvery is how many points apart a dense series' markers go: enough to
@@ -120,8 +125,8 @@ type errXYs struct {
 
 func (e errXYs) YError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
 
-// addSeries draws ss as lines with markers and optional error bars, and puts
-// them in the legend.
+// addSeries draws ss as lines with markers (or markers alone) and optional
+// error bars, and puts them in the legend.
 func addSeries(p *plot.Plot, ss []series) error {
 	for _, s := range ss {
 		if len(s.xy) == 0 {
@@ -136,17 +141,8 @@ func addSeries(p *plot.Plot, ss []series) error {
 			faint.Width = vg.Points(0.75)
 			p.Add(faint)
 		}
-		line, err := plotter.NewLine(s.xy)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		line.Color = s.color
-		line.Width = vg.Points(1.5)
-		if s.dashed {
-			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
 		marks := s.xy
-		if k := markEvery(len(s.xy)); k > 1 {
+		if k := markEvery(len(s.xy)); k > 1 && !s.marksOnly {
 			marks = nil
 			for i := 0; i < len(s.xy); i += k {
 				marks = append(marks, s.xy[i])
@@ -158,8 +154,26 @@ func addSeries(p *plot.Plot, ss []series) error {
 		}
 		pts.Color = s.color
 		pts.Shape = shapes[s.shape%len(shapes)]
+		if s.glyph != nil {
+			pts.Shape = s.glyph
+		}
 		pts.Radius = vg.Points(2.5)
-		p.Add(line, pts)
+		thumbs := []plot.Thumbnailer{pts}
+		if s.marksOnly {
+			p.Add(pts)
+		} else {
+			line, err := plotter.NewLine(s.xy)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			line.Color = s.color
+			line.Width = vg.Points(1.5)
+			if s.dashed {
+				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			}
+			p.Add(line, pts)
+			thumbs = []plot.Thumbnailer{line, pts}
+		}
 		if hasErrors(s.lo, s.hi) {
 			eb, err := plotter.NewYErrorBars(errXYs{s.xy, s.lo, s.hi})
 			if err != nil {
@@ -169,7 +183,7 @@ func addSeries(p *plot.Plot, ss []series) error {
 			eb.CapWidth = vg.Points(5)
 			p.Add(eb)
 		}
-		p.Legend.Add(s.name, line, pts)
+		p.Legend.Add(s.name, thumbs...)
 	}
 	return nil
 }

@@ -3,9 +3,9 @@ package reports
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 
 	"github.com/distbench/distbench/results"
 )
@@ -21,68 +21,88 @@ func busbwCI(r *results.Record) (lo, hi float64, ok bool) {
 	return k / r.TimeUsCIHi, k / r.TimeUsCILo, true
 }
 
+// busbwPlot is what a plot of bus bandwidth against size is drawn from.
+type busbwPlot struct {
+	ss   []series
+	cols []string // the section's series with points, the table's columns
+	ref  *linkRef // the link's rate, on a shaped section
+}
+
+// busbwData gathers the busbw plot of s at world size np: a line per
+// strategy and peer, a workload's points as markers of their own, and the
+// link's rate where s's points were shaped.
+func (rp *report) busbwData(s *section, np int) busbwPlot {
+	ss, cols := rp.sizeSeries(s, np, func(r *results.Record) (y, down, up float64) {
+		lo, hi, ok := busbwCI(r)
+		if !ok {
+			return r.BusBWGBs, 0, 0
+		}
+		return r.BusBWGBs, r.BusBWGBs - lo, hi - r.BusBWGBs
+	})
+	d := busbwPlot{ss: ss, cols: cols}
+	if ref, ok := linkRate(s.key.link); ok {
+		d.ref = &ref
+	}
+	return d
+}
+
 // writeBusBW draws, for each world size, bus bandwidth against message size
 // with a line per strategy and peer, and tabulates the same numbers.
 func (rp *report) writeBusBW(s *section) error {
 	rp.m.h(3, "Bus bandwidth vs message size")
 	rp.m.p("busbw = algbw × %s, as nccl-tests defines it; error bars are the 95%% confidence interval of the median time.", busbwFactorText(s.key.collective))
+	if ws := s.workloads(); len(ws) > 0 {
+		rp.m.p("Diamonds are sizes a workload replays (%s), not steps of the sweep: they stand apart from the lines.", strings.Join(ws, ", "))
+	}
+	if ref, ok := linkRate(s.key.link); ok {
+		rp.m.p("The dashed grey line is the shaped link's rate, %s: what a rank's NIC carries at most, each way.",
+			strings.TrimPrefix(ref.label, "link "))
+	}
 	for _, np := range s.nps {
+		d := rp.busbwData(s, np)
+		if len(d.ss) == 0 {
+			continue
+		}
 		p := newPlot(fmt.Sprintf("%s, %d ranks: bus bandwidth", s.title, np),
 			"message size (bytes, log₂ scale)", "bus bandwidth (GB/s)")
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = sizeTicks{}
-		var ss []series
-		t := &table{header: []string{"size"}}
-		for i, name := range s.series {
-			sr := series{name: name, color: rp.colors.of(s.base[name]), shape: i, dashed: s.peer[name]}
-			hasCI := false
-			for _, b := range s.sizes {
-				if r := s.at(name, np, b); r != nil && b > 0 {
-					if _, _, ok := busbwCI(r); ok {
-						hasCI = true
-					}
-				}
-			}
-			for _, b := range s.sizes {
-				r := s.at(name, np, b)
-				if r == nil || b <= 0 {
-					continue
-				}
-				sr.xy = append(sr.xy, plotter.XY{X: float64(b), Y: r.BusBWGBs})
-				if hasCI {
-					lo, hi, ok := busbwCI(r)
-					if !ok {
-						lo, hi = r.BusBWGBs, r.BusBWGBs
-					}
-					sr.lo = append(sr.lo, r.BusBWGBs-lo)
-					sr.hi = append(sr.hi, hi-r.BusBWGBs)
-				}
-			}
-			if len(sr.xy) > 0 {
-				ss = append(ss, sr)
-				t.header = append(t.header, name+" busbw (GB/s)")
-			}
+		var extra []float64
+		if d.ref != nil {
+			extra = append(extra, d.ref.gbs)
 		}
-		if len(ss) == 0 {
-			continue
-		}
-		logYIfDecades(p, ss)
-		if err := addSeries(p, ss); err != nil {
+		logYIfDecades(p, d.ss, extra...)
+		if err := addSeries(p, d.ss); err != nil {
 			return err
 		}
-		legendRoom(p, len(ss))
+		if err := annotateSizes(p, d.ss); err != nil {
+			return err
+		}
+		entries := len(d.ss)
+		if d.ref != nil {
+			xlo, xhi, _ := xRange(d.ss)
+			if err := addLinkRef(p, *d.ref, xlo, xhi); err != nil {
+				return err
+			}
+			entries++
+		}
+		legendRoom(p, entries)
 		rel, err := save(p, rp.dir, "busbw_"+s.slug+fmt.Sprintf("_np%d", np), plotW, plotH)
 		if err != nil {
 			return err
 		}
 		rp.m.h(4, fmt.Sprintf("%d ranks", np))
 		rp.m.img(fmt.Sprintf("bus bandwidth vs size, %s, %d ranks", s.title, np), rel)
+		t := &table{header: []string{"size"}}
+		for _, name := range d.cols {
+			t.header = append(t.header, name+" busbw (GB/s)")
+		}
 		for _, b := range s.sizes {
-			row := []string{results.FormatSize(b)}
+			row := []string{s.sizeLabel(np, b)}
 			any := false
-			for _, sr := range ss {
+			for _, name := range d.cols {
 				v := ""
-				if r := s.at(sr.name, np, b); r != nil {
+				if r := s.at(name, np, b); r != nil {
 					v = num(r.BusBWGBs)
 					if lo, hi, ok := busbwCI(r); ok {
 						v += fmt.Sprintf(" [%s, %s]", num(lo), num(hi))
@@ -116,9 +136,15 @@ func busbwFactorText(collective string) string {
 // values span a decade or more: busbw from 4 KiB to 64 MiB spans three, and
 // on a linear axis every small size sits flat at zero. Error bars are cut
 // to stay above zero, where a log axis ends, and points at zero are left
-// out (the table beside the plot still lists them).
-func logYIfDecades(p *plot.Plot, ss []series) {
+// out (the table beside the plot still lists them). extra are values drawn
+// besides the series (a reference line) that the axis must show too.
+func logYIfDecades(p *plot.Plot, ss []series, extra ...float64) {
 	lo, hi := math.Inf(1), 0.0
+	for _, y := range extra {
+		if y > 0 {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+	}
 	for _, sr := range ss {
 		for _, xy := range sr.xy {
 			if xy.Y > 0 {
@@ -144,6 +170,6 @@ func logYIfDecades(p *plot.Plot, ss []series) {
 		sr.xy, sr.lo, sr.hi = xy, los, his
 	}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	p.Y.Label.Text += ", log scale"
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 
 	"github.com/distbench/distbench/results"
 )
@@ -22,32 +21,23 @@ func (rp *report) writeLatency(s *section) error {
 		p.X.Tick.Marker = sizeTicks{}
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
-		var ss []series
+		ss, cols := rp.sizeSeries(s, np, func(r *results.Record) (y, down, up float64) {
+			if r.TimeUsCILo > 0 && r.TimeUsCIHi > 0 {
+				return r.TimeUs, r.TimeUs - r.TimeUsCILo, r.TimeUsCIHi - r.TimeUs
+			}
+			return r.TimeUs, 0, 0
+		})
 		t := &table{header: []string{"size"}}
-		for i, name := range s.series {
-			sr := series{name: name, color: rp.colors.of(s.base[name]), shape: i, dashed: s.peer[name]}
-			for _, b := range s.sizes {
-				r := s.at(name, np, b)
-				if r == nil || b <= 0 {
-					continue
-				}
-				sr.xy = append(sr.xy, plotter.XY{X: float64(b), Y: r.TimeUs})
-				lo, hi := r.TimeUs, r.TimeUs
-				if r.TimeUsCILo > 0 && r.TimeUsCIHi > 0 {
-					lo, hi = r.TimeUsCILo, r.TimeUsCIHi
-				}
-				sr.lo = append(sr.lo, r.TimeUs-lo)
-				sr.hi = append(sr.hi, hi-r.TimeUs)
-			}
-			if len(sr.xy) > 0 {
-				ss = append(ss, sr)
-				t.header = append(t.header, name+" time (µs)", name+" p95 (µs)")
-			}
+		for _, name := range cols {
+			t.header = append(t.header, name+" time (µs)", name+" p95 (µs)")
 		}
 		if len(ss) == 0 {
 			continue
 		}
 		if err := addSeries(p, ss); err != nil {
+			return err
+		}
+		if err := annotateSizes(p, ss); err != nil {
 			return err
 		}
 		legendRoom(p, len(ss))
@@ -58,11 +48,11 @@ func (rp *report) writeLatency(s *section) error {
 		rp.m.h(4, fmt.Sprintf("%d ranks", np))
 		rp.m.img(fmt.Sprintf("time vs size, %s, %d ranks", s.title, np), rel)
 		for _, b := range s.sizes {
-			row := []string{results.FormatSize(b)}
+			row := []string{s.sizeLabel(np, b)}
 			any := false
-			for _, sr := range ss {
+			for _, name := range cols {
 				v, p95 := "", ""
-				if r := s.at(sr.name, np, b); r != nil {
+				if r := s.at(name, np, b); r != nil {
 					v = num(r.TimeUs)
 					if r.TimeUsCILo > 0 && r.TimeUsCIHi > 0 {
 						v += fmt.Sprintf(" [%s, %s]", num(r.TimeUsCILo), num(r.TimeUsCIHi))

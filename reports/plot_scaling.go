@@ -11,11 +11,12 @@ import (
 
 // scalingSizes picks up to three message sizes measured at two or more world
 // sizes: the smallest (latency-bound), the largest (bandwidth-bound) and one
-// between.
+// between. Sizes of the sweep come before a workload's, whose odd sizes
+// would stand for a range they are not the steps of.
 func scalingSizes(s *section) []int64 {
-	var cand []int64
+	var cand, replayed []int64
 	for _, b := range s.sizes {
-		n := 0
+		n, work := 0, false
 		for _, np := range s.nps {
 			for _, name := range s.series {
 				if s.at(name, np, b) != nil {
@@ -23,10 +24,18 @@ func scalingSizes(s *section) []int64 {
 					break
 				}
 			}
+			work = work || s.workloadAt(np, b) != ""
 		}
-		if n >= 2 {
+		switch {
+		case n < 2:
+		case work:
+			replayed = append(replayed, b)
+		default:
 			cand = append(cand, b)
 		}
+	}
+	if len(cand) == 0 {
+		cand = replayed
 	}
 	if len(cand) <= 3 {
 		return cand
@@ -73,8 +82,15 @@ func (rp *report) writeScaling(s *section) error {
 		if err := addSeries(p, ss); err != nil {
 			return err
 		}
+		entries := len(ss)
+		if ref, ok := linkRate(s.key.link); ok && len(ss) > 0 {
+			if err := addLinkRef(p, ref, float64(s.nps[0]), float64(s.nps[len(s.nps)-1])); err != nil {
+				return err
+			}
+			entries++
+		}
 		p.Y.Min = 0
-		legendRoom(p, len(ss))
+		legendRoom(p, entries)
 		// Room at both ends, so the first and last world sizes' markers and
 		// error bars are not cut in half by the axes.
 		if pad := 0.05 * (p.X.Max - p.X.Min); pad > 0 {

@@ -244,7 +244,7 @@ func (rp *report) writeWinners(s *section) error {
 
 	t := &table{header: []string{"ranks / size"}, left: map[int]bool{}}
 	for i, b := range s.sizes {
-		t.header = append(t.header, results.FormatSize(b))
+		t.header = append(t.header, s.sizeHeader(b))
 		t.left[i+1] = true
 	}
 	for _, np := range s.nps {

@@ -41,6 +41,11 @@ type Record struct {
 	Options    map[string]string `json:"options,omitempty"`
 	Iters      int               `json:"iters,omitempty"`
 	Warmup     int               `json:"warmup,omitempty"`
+	// Workload names what the point replays when it is not one of a sweep's
+	// sizes: "resnet20 DDP bucket" for one of the model's DDP gradient
+	// bucket sizes. Reports draw such points apart from the line through
+	// the swept sizes. Empty for a plain point, and in older files.
+	Workload string `json:"workload,omitempty"`
 
 	// Rounds. A sweep may measure each point in several rounds, each a
 	// launch of its own, interleaved across the whole sweep (round 1 of every

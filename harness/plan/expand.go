@@ -105,6 +105,15 @@ type expander struct {
 	// allreduce[np] holds the float32 sum unshaped allreduce sizes, for
 	// the peers.
 	allreduce map[int][]int64
+	// workload names what an allreduce size of the peers replays where
+	// only a gradients block planned it, so that the peers' points of that
+	// size carry it too.
+	workload map[peerSize]string
+}
+
+type peerSize struct {
+	np    int
+	bytes int64
 }
 
 func (x *expander) note(s string) {
@@ -229,6 +238,7 @@ func (x *expander) add(g *Group, p job.Point, about string) {
 	x.seen[id] = true
 	s.Points = append(s.Points, p)
 	rec := s.Record(p)
+	rec.Workload = about
 	desc := fmt.Sprintf("%s %s np=%d %s %s", p.Collective, s.Strategy, s.NP, results.FormatSize(rec.Bytes), rec.DType)
 	if rec.Op != "" && rec.Op != "sum" {
 		desc += " " + rec.Op
@@ -249,6 +259,15 @@ func (x *expander) add(g *Group, p job.Point, about string) {
 		}
 		if !slices.Contains(x.allreduce[s.NP], rec.Bytes) {
 			x.allreduce[s.NP] = append(x.allreduce[s.NP], rec.Bytes)
+		}
+		if x.workload == nil {
+			x.workload = map[peerSize]string{}
+		}
+		// A size that a strategy measures as a plain point too is plain
+		// for the peers: it lies on their line.
+		k := peerSize{s.NP, rec.Bytes}
+		if w, ok := x.workload[k]; !ok || (w != "" && about == "") {
+			x.workload[k] = about
 		}
 	}
 }

@@ -114,7 +114,7 @@ type CollectiveBlock struct {
 	Iters       int               `yaml:"iters,omitempty" zero:"the plan's iters"`
 	Warmup      *int              `yaml:"warmup,omitempty"`
 
-	about string // what the points replay, for progress lines
+	about string // what the points replay, for progress lines and Record.Workload
 }
 
 // GradientBlock replays one training step's gradient communication of a

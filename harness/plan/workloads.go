@@ -126,6 +126,7 @@ func (x *expander) peers() error {
 			}
 			for _, s := range sizes {
 				rec := peers.Skeleton(name, np, s)
+				rec.Workload = x.workload[peerSize{np, s}]
 				g.Points = append(g.Points, PlannedPoint{
 					ID: rec.Point, Record: *rec,
 					Desc: fmt.Sprintf("allreduce %s (peer) np=%d %s float32", name, np, results.FormatSize(s)),
