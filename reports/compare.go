@@ -305,17 +305,11 @@ func PointKey(r *results.Record) string {
 // Compare compares the collective points of two run directories. It reads
 // only; WriteReport writes the result.
 func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
 	if o.NoiseFactor == 0 {
 		o.NoiseFactor = DefaultNoiseFactor
 	}
-	if o.MaxGate == 0 {
-		o.MaxGate = DefaultMaxGate
-	}
-	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
-		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and threshold %v >= 0", o.Alpha, o.Threshold)
+	if err := o.defaults("compare"); err != nil {
+		return nil, err
 	}
 	base, err := readRun(baseDir)
 	if err != nil {
@@ -355,6 +349,21 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	}
 	slices.SortFunc(c.Points, func(a, b PointComparison) int { return comparePointOrder(&a, &b) })
 	return c, nil
+}
+
+// defaults fills in the zero Alpha and MaxGate and checks the options,
+// for the comparison named what.
+func (o *CompareOptions) defaults(what string) error {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.MaxGate == 0 {
+		o.MaxGate = DefaultMaxGate
+	}
+	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
+		return fmt.Errorf("reports: %s: alpha %v must be in (0, 1) and threshold %v >= 0", what, o.Alpha, o.Threshold)
+	}
+	return nil
 }
 
 // linkSegment is the link part of a point id ("/link=1Gbit,25us").

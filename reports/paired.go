@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -42,15 +43,9 @@ const MinPairs = 6
 // t test take the noise into account, and both builds ran the same plan.
 // Missing and failed points are treated as Compare treats them.
 func PairedCompare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
 	o.NoiseFactor, o.IgnoreLink = 0, false
-	if o.MaxGate == 0 {
-		o.MaxGate = DefaultMaxGate
-	}
-	if o.Alpha < 0 || o.Alpha >= 1 || o.Threshold < 0 || math.IsNaN(o.Threshold) {
-		return nil, fmt.Errorf("reports: paired compare: alpha %v must be in (0, 1) and threshold %v >= 0", o.Alpha, o.Threshold)
+	if err := o.defaults("paired compare"); err != nil {
+		return nil, err
 	}
 	var raw [2]*results.Run
 	var merged [2]*results.Run
@@ -69,16 +64,14 @@ func PairedCompare(baseDir, newDir string, o CompareOptions) (*Comparison, error
 	bIdx, nIdx := indexPoints(merged[0], false), indexPoints(merged[1], false)
 	bRounds, nRounds := roundTimes(raw[0]), roundTimes(raw[1])
 
+	byRound := ratioRounds(bRounds, nRounds)
 	ratios := map[string][]float64{}
 	var spreads []float64
 	for k := range bIdx {
-		if q := pairRatios(bRounds[k], nRounds[k]); len(q) >= MinPairs {
-			ratios[k] = q
-			logs := make([]float64, len(q))
-			for i, x := range q {
-				logs[i] = math.Log(x)
-			}
-			spreads = append(spreads, logSpread(logs))
+		q := inRoundOrder(byRound[k])
+		ratios[k] = q
+		if len(q) >= MinPairs {
+			spreads = append(spreads, logSpread(logsOf(q)))
 		}
 	}
 	if len(spreads) > 0 {
@@ -94,9 +87,9 @@ func PairedCompare(baseDir, newDir string, o CompareOptions) (*Comparison, error
 		}
 	}
 	for _, k := range keys {
-		c.Points = append(c.Points, pairedPoint(k, bIdx[k], nIdx[k], ratios[k], len(pairRatios(bRounds[k], nRounds[k])), o, c.RoundNoise))
+		c.Points = append(c.Points, pairedPoint(k, bIdx[k], nIdx[k], ratios[k], o, c.RoundNoise))
 	}
-	c.Bands = pairedBands(c.Points, ratioRounds(bRounds, nRounds), c.RoundNoise)
+	c.Bands = pairedBands(c.Points, byRound, c.RoundNoise)
 	// Points and bands are judged as one family: the gate divides α
 	// among all of them.
 	all := append(slices.Clone(c.Points), c.Bands...)
@@ -233,28 +226,31 @@ func roundTimes(run *results.Run) map[string]map[int]float64 {
 	return out
 }
 
-// pairRatios is new/base for every round both builds have, in round order.
-func pairRatios(base, nw map[int]float64) []float64 {
-	var rounds []int
-	for r := range base {
-		if _, ok := nw[r]; ok {
-			rounds = append(rounds, r)
-		}
-	}
-	slices.Sort(rounds)
+// inRoundOrder is a point's paired ratios by round, in round order.
+func inRoundOrder(byRound map[int]float64) []float64 {
+	rounds := slices.Sorted(maps.Keys(byRound))
 	q := make([]float64, len(rounds))
 	for i, r := range rounds {
-		q[i] = nw[r] / base[r]
+		q[i] = byRound[r]
 	}
 	return q
 }
 
-func pairedPoint(key string, b, n *indexed, q []float64, pairs int, o CompareOptions, pairNoise float64) PointComparison {
+// logsOf is the natural log of each ratio.
+func logsOf(q []float64) []float64 {
+	logs := make([]float64, len(q))
+	for i, x := range q {
+		logs[i] = math.Log(x)
+	}
+	return logs
+}
+
+func pairedPoint(key string, b, n *indexed, q []float64, o CompareOptions, pairNoise float64) PointComparison {
 	// comparePoint sorts out what is missing or failed and fills the
 	// names, medians and bandwidths; the paired statistics replace its
 	// unpaired ones.
 	pc := comparePoint(key, b, n, CompareOptions{Threshold: o.Threshold, Alpha: o.Alpha, NoiseFactor: -1, MissingIsRegression: o.MissingIsRegression}, 0)
-	pc.Pairs = pairs
+	pc.Pairs = len(q)
 	pc.RoundChange, pc.BestRoundChange = math.NaN(), math.NaN()
 	if pc.Base == nil || pc.New == nil {
 		return pc
@@ -263,7 +259,7 @@ func pairedPoint(key string, b, n *indexed, q []float64, pairs int, o CompareOpt
 	if len(q) < MinPairs {
 		pc.Verdict, pc.Regressed, pc.P = Missing, o.MissingIsRegression, 1
 		pc.Change, pc.ChangeLo, pc.ChangeHi = math.NaN(), math.NaN(), math.NaN()
-		pc.Notes = append(pc.Notes, fmt.Sprintf("%s paired of the %d needed to judge", plural(pairs, "round"), MinPairs))
+		pc.Notes = append(pc.Notes, fmt.Sprintf("%s paired of the %d needed to judge", plural(len(q), "round"), MinPairs))
 		return pc
 	}
 	pairedStats(&pc, q, pairNoise)
@@ -273,10 +269,7 @@ func pairedPoint(key string, b, n *indexed, q []float64, pairs int, o CompareOpt
 // pairedStats sets pc's change, interval, standard error and p-values from
 // its paired ratios q; judgePaired then gives the verdict.
 func pairedStats(pc *PointComparison, q []float64, pairNoise float64) {
-	logs := make([]float64, len(q))
-	for i, x := range q {
-		logs[i] = math.Log(x)
-	}
+	logs := logsOf(q)
 	pc.Change = stats.Median(q) - 1
 	lo, hi, _ := stats.MedianCI(slices.Sorted(slices.Values(q)), 0.95)
 	pc.ChangeLo, pc.ChangeHi = lo-1, hi-1
