@@ -101,13 +101,8 @@ func AB(ctx context.Context, o ABOptions) (*ABResult, error) {
 		}
 		*r = SweepResult{Planned: exp.NumPoints(), Rounds: exp.Rounds()}
 		so := SweepOptions{Plan: exp, Dir: dir, Env: env, Exe: b.Exe, Args: o.Args, Progress: prog, Stderr: stderr, Grace: o.Grace}
-		s := &sweeper{o: so, w: w, prog: prog, res: r, stderr: stderr, points: map[string]*pointTally{}, label: b.Name}
-		for _, g := range exp.Groups {
-			for _, p := range g.Points {
-				s.points[p.ID] = &pointTally{rounds: max(g.Rounds, 1)}
-				s.order = append(s.order, p.ID)
-			}
-		}
+		s, _ := newSweeper(so, w, prog, stderr, r, nil)
+		s.label = b.Name
 		sw[k] = s
 	}
 	prog.Start(2*exp.NumMeasurements(), 0)

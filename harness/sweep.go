@@ -104,21 +104,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 
 	rounds := exp.Rounds()
 	res := &SweepResult{Planned: exp.NumPoints(), Rounds: rounds}
-	s := &sweeper{o: o, w: w, prog: prog, res: res, stderr: stderr, points: map[string]*pointTally{}}
-	before := 0
-	for _, g := range exp.Groups {
-		for _, p := range g.Points {
-			t := &pointTally{rounds: max(g.Rounds, 1)}
-			for r := 1; r <= t.rounds; r++ {
-				if done[results.PointRound{Point: p.ID, Round: r}] {
-					t.before++
-				}
-			}
-			before += t.before
-			s.points[p.ID] = t
-			s.order = append(s.order, p.ID)
-		}
-	}
+	s, before := newSweeper(o, w, prog, stderr, res, done)
 	prog.Start(exp.NumMeasurements(), before)
 	defer func() {
 		s.count()
@@ -187,6 +173,26 @@ func savePlan(dir string, p *plan.Plan) error {
 	}
 	head := "# The plan of this run, as `distbench sweep` expanded it; `distbench sweep --resume DIR` reads it back.\n"
 	return os.WriteFile(path, append([]byte(head), b...), 0o644)
+}
+
+// newSweeper makes the sweeper of o's plan into w, with a tally of every
+// planned point; before counts the rounds done marks finished already.
+func newSweeper(o SweepOptions, w *results.Writer, prog Progress, stderr io.Writer, res *SweepResult, done map[results.PointRound]bool) (s *sweeper, before int) {
+	s = &sweeper{o: o, w: w, prog: prog, res: res, stderr: stderr, points: map[string]*pointTally{}}
+	for _, g := range o.Plan.Groups {
+		for _, p := range g.Points {
+			t := &pointTally{rounds: max(g.Rounds, 1)}
+			for r := 1; r <= t.rounds; r++ {
+				if done[results.PointRound{Point: p.ID, Round: r}] {
+					t.before++
+				}
+			}
+			before += t.before
+			s.points[p.ID] = t
+			s.order = append(s.order, p.ID)
+		}
+	}
+	return s, before
 }
 
 // sweeper runs one group and round at a time.
