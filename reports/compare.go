@@ -351,8 +351,7 @@ func Compare(baseDir, newDir string, o CompareOptions) (*Comparison, error) {
 	return c, nil
 }
 
-// defaults fills in the zero Alpha and MaxGate and checks the options,
-// for the comparison named what.
+// defaults fills in a zero Alpha and MaxGate and checks the options.
 func (o *CompareOptions) defaults(what string) error {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
