@@ -15,6 +15,10 @@ type Config struct {
 	Rank int
 	Size int
 	// Transport connects this rank to every other; required when Size > 1.
+	// It may have more ranks than Size: those from Size on are a
+	// strategy's server processes (a parameter server's dedicated
+	// servers, see driver.ServerConfig), which only that strategy
+	// addresses.
 	Transport driver.Transport
 	// Store is the job's rendezvous store; strategies that place extra
 	// processes (a parameter server's) use it. May be nil otherwise.
@@ -42,8 +46,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("collective: rank %d out of range for world size %d (accepted: 0..%d)", c.Rank, c.Size, c.Size-1)
 	case c.Size > 1 && c.Transport == nil:
 		return fmt.Errorf("collective: world size %d needs a transport", c.Size)
-	case c.Transport != nil && (c.Transport.Rank() != c.Rank || c.Transport.Size() != c.Size):
-		return fmt.Errorf("collective: transport is rank %d of %d, config says rank %d of %d",
+	case c.Transport != nil && (c.Transport.Rank() != c.Rank || c.Transport.Size() < c.Size):
+		return fmt.Errorf("collective: transport is rank %d of %d, config says rank %d of %d (accepted: the same rank, of at least as many)",
 			c.Transport.Rank(), c.Transport.Size(), c.Rank, c.Size)
 	case c.Timeout < 0:
 		return fmt.Errorf("collective: negative timeout %v", c.Timeout)

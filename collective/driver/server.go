@@ -13,9 +13,15 @@ type ServerConfig struct {
 	Workers int // number of worker ranks (the communicator's size)
 	// Store is the job's rendezvous store, shared with the workers; servers
 	// publish their addresses in it.
-	Store   Store
-	Timeout time.Duration
-	Options map[string]string
+	Store Store
+	// Transport, when the launcher gives one, is the server's end of the
+	// job's mesh, which the workers' transports belong to as well: its
+	// ranks are the workers 0..Workers-1 and the servers after them, this
+	// one Workers+Index. A strategy that moves its data over it needs no
+	// connections of its own.
+	Transport Transport
+	Timeout   time.Duration
+	Options   map[string]string
 	// ListenHost is the interface to bind (default 127.0.0.1).
 	ListenHost string
 	// ShapeConn, if set, shapes the server's connections to the job's

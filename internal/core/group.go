@@ -531,10 +531,30 @@ func (g *Group) NewGroup(ranks []int) (collective.Comm, error) {
 // Close stops the group's executors; for the world it also closes the
 // transport. Operations already queued fail with ErrClosed.
 func (g *Group) Close() error {
+	if !g.closeOps() {
+		return nil
+	}
+	if g.top && g.shared.tr != nil {
+		return g.shared.tr.Close()
+	}
+	return nil
+}
+
+// CloseLeavingTransport closes the group as Close does, but leaves the
+// job's transport open for its caller to close: a strategy whose servers
+// still serve other ranks over it after this rank's last operation (a
+// parameter server's colocated servers) closes it once they are done.
+func (g *Group) CloseLeavingTransport() {
+	g.closeOps()
+}
+
+// closeOps ends the group's queues; it reports false if the group was
+// closed already.
+func (g *Group) closeOps() bool {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return nil
+		return false
 	}
 	g.closed = true
 	queues := []*serial{g.exec}
@@ -548,10 +568,7 @@ func (g *Group) Close() error {
 	for _, q := range queues {
 		q.close()
 	}
-	if g.top && g.shared.tr != nil {
-		return g.shared.tr.Close()
-	}
-	return nil
+	return true
 }
 
 func asPeer(err error, target **collective.PeerError) bool { return errors.As(err, target) }

@@ -32,6 +32,9 @@ type plan struct {
 	pullers int // pulls per element, summed over the group's members
 	push    []region
 	pull    []region
+	// inPlace: push and pull are the same memory (allreduce), so over the
+	// mesh a colocated server may accumulate in it (server.lendLocal).
+	inPlace bool
 }
 
 // run carries out a plan: for each server holding a piece of the virtual
@@ -53,14 +56,35 @@ func (a *algorithms) run(c *core.Call, p plan) error {
 			group: a.id, seq: int64(c.Seq()),
 			shard: uint64(sh.len()), pull: uint64(p.pullers * sh.len()),
 		}
-		if pieces := cut(p.push, sh, chunk); len(pieces) > 0 {
-			jobs = append(jobs, job{sh.server, func(ctx context.Context) error { return conn.push(ctx, h, pieces) }})
-		}
+		pieces := cut(p.push, sh, chunk)
+		var pulls []pullReq
 		for _, r := range p.pull {
 			if off, dst, ok := within(r, sh); ok {
 				req := h
 				req.kind, req.offset, req.length = kindPull, uint64(off), uint64(len(dst))
-				jobs = append(jobs, job{sh.server, func(ctx context.Context) error { return conn.pull(ctx, req, dst) }})
+				pulls = append(pulls, pullReq{req, dst})
+			}
+		}
+		switch {
+		case w.tr != nil && conn.local != nil && p.inPlace && p.op != 0:
+			mem := p.push[0].data[sh.lo-p.push[0].off : sh.hi-p.push[0].off]
+			jobs = append(jobs, job{sh.server, func(ctx context.Context) error {
+				return conn.errorf("push", conn.local.lendLocal(ctx, h, mem))
+			}})
+		case conn.mesh != nil: // one request stream: the push, then the pulls
+			var push *header
+			if len(pieces) > 0 {
+				push = &h
+			}
+			jobs = append(jobs, job{sh.server, func(ctx context.Context) error {
+				return conn.meshErr("push and pull", conn.mesh.exchange(ctx, push, pieces, pulls))
+			}})
+		default:
+			if len(pieces) > 0 {
+				jobs = append(jobs, job{sh.server, func(ctx context.Context) error { return conn.push(ctx, h, pieces) }})
+			}
+			for _, r := range pulls {
+				jobs = append(jobs, job{sh.server, func(ctx context.Context) error { return conn.pull(ctx, r.h, r.dst) }})
 			}
 		}
 	}

@@ -14,7 +14,8 @@ func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.
 	return a.run(c, plan{
 		name: "allreduce", dt: t.DType, op: op, count: t.Count(),
 		contrib: c.Size(), pullers: c.Size(),
-		push: []region{{0, t.Data}},
-		pull: []region{{0, t.Data}},
+		push:    []region{{0, t.Data}},
+		pull:    []region{{0, t.Data}},
+		inPlace: true,
 	})
 }

@@ -36,11 +36,18 @@ type serverConn struct {
 	addr  string
 	cc    *grpc.ClientConn
 	local *server
-	err   error // why the server cannot be reached
+	mesh  *meshLink // the server over the transport mesh (transport=mesh)
+	err   error     // why the server cannot be reached
 }
 
 func newLocalConn(s *server, rank, size int) *serverConn {
 	c := &serverConn{index: s.index, rank: uint32(rank), size: size, ready: make(chan struct{}), addr: "in-process", local: s}
+	close(c.ready)
+	return c
+}
+
+func newMeshConn(index, rank, size int, l *meshLink) *serverConn {
+	c := &serverConn{index: index, rank: uint32(rank), size: size, ready: make(chan struct{}), addr: l.tr.PeerAddr(l.peer), mesh: l}
 	close(c.ready)
 	return c
 }
@@ -117,6 +124,9 @@ func (c *serverConn) push(ctx context.Context, h header, pieces []piece) error {
 	if c.local != nil {
 		return c.errorf("push", c.local.localPush(ctx, h, pieces))
 	}
+	if c.mesh != nil {
+		return c.meshErr("push", c.mesh.exchange(ctx, &h, pieces, nil))
+	}
 	start := time.Now()
 	stream, err := c.cc.NewStream(ctx, &serviceDesc.Streams[pushStreamIx], methodPush)
 	if err != nil {
@@ -154,6 +164,9 @@ func (c *serverConn) pull(ctx context.Context, h header, dst []byte) error {
 	}
 	if c.local != nil {
 		return c.errorf("pull", c.local.localPull(ctx, h, dst))
+	}
+	if c.mesh != nil {
+		return c.meshErr("pull", c.mesh.exchange(ctx, nil, nil, []pullReq{{h, dst}}))
 	}
 	start := time.Now()
 	stream, err := c.cc.NewStream(ctx, &serviceDesc.Streams[pullStreamIx], methodPull)
@@ -222,6 +235,9 @@ func (c *serverConn) abort(ctx context.Context, why string) {
 		c.local.fail(fmt.Errorf("worker rank %d aborted: %s", c.rank, why))
 		return
 	}
+	if c.mesh != nil {
+		return // the worker aborts the mesh itself, which every server hears
+	}
 	req := &frame{h: header{kind: kindAbort, rank: c.rank, length: uint64(len(why))}, payload: []byte(why)}
 	var resp frame
 	if err := c.cc.Invoke(ctx, methodAbort, req, &resp); err == nil {
@@ -236,6 +252,10 @@ func (c *serverConn) bye(ctx context.Context) {
 	}
 	if c.local != nil {
 		c.local.goodbye(c.rank)
+		return
+	}
+	if c.mesh != nil {
+		c.mesh.bye(ctx, c.rank)
 		return
 	}
 	var resp frame

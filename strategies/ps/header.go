@@ -73,12 +73,13 @@ const (
 	kindGrad                   // worker → server: a piece of a gradient
 	kindParams                 // worker → server: a parameter pull; server → worker: a piece of it
 	kindWhy                    // worker → server: what did my timed-out call wait for? (ack payload: the answer)
+	kindDone                   // worker → server, over the mesh: the push begun before has ended
 	kindEnd                    // one past the last kind
 )
 
 var kindNames = [...]string{
 	kindHello: "hello", kindBye: "bye", kindAbort: "abort", kindAck: "ack", kindPush: "push",
-	kindPull: "pull", kindInit: "init", kindGrad: "grad", kindParams: "params", kindWhy: "why",
+	kindPull: "pull", kindInit: "init", kindGrad: "grad", kindParams: "params", kindWhy: "why", kindDone: "done",
 }
 
 func (k kind) String() string {

@@ -28,7 +28,14 @@ const (
 	DefaultPartition = 256 << 10
 )
 
+// Transports of the servers' data.
+const (
+	meshTransport = "mesh" // the job's transport mesh (default)
+	grpcTransport = "grpc" // gRPC streams
+)
+
 type options struct {
+	transport   string
 	servers     int // 0: as many as workers
 	placement   string
 	staleness   int
@@ -38,12 +45,17 @@ type options struct {
 	peerTimeout time.Duration
 }
 
-const accepted = "servers, placement, staleness, chunk, partition, host, peer-timeout"
+const accepted = "transport, servers, placement, staleness, chunk, partition, host, peer-timeout"
 
 func parseOptions(opts map[string]string) (options, error) {
-	o := options{placement: colocated, chunk: DefaultChunk, partition: DefaultPartition, host: "127.0.0.1", peerTimeout: DefaultPeerTimeout}
+	o := options{transport: meshTransport, placement: colocated, chunk: DefaultChunk, partition: DefaultPartition, host: "127.0.0.1", peerTimeout: DefaultPeerTimeout}
 	for k, v := range opts {
 		switch k {
+		case "transport":
+			if v != meshTransport && v != grpcTransport {
+				return o, fmt.Errorf("option transport=%q (accepted: %s, %s)", v, meshTransport, grpcTransport)
+			}
+			o.transport = v
 		case "servers":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > maxWorkers {

@@ -379,8 +379,8 @@ func (s *server) pullParams(ctx context.Context, p *paramShard, h *header, emit 
 	// pooled buffer that emit owns (gRPC frees it once written).
 	pool := mem.DefaultBufferPool()
 	chunk := int(h.chunk)
-	for pos, end := int(h.offset), int(h.offset+h.length); pos < end; pos += chunk {
-		hi := min(pos+chunk, end)
+	for pos, end := int(h.offset), int(h.offset+h.length); pos < end; pos = min((pos/chunk+1)*chunk, end) {
+		hi := min((pos/chunk+1)*chunk, end) // the chunk grid, as gridPieces
 		b := pool.Get(hi - pos)
 		p.mu.Lock()
 		copy(*b, p.pb[pos:hi])

@@ -96,7 +96,11 @@ func (strategy) Serve(ctx context.Context, cfg driver.ServerConfig) error {
 		return fmt.Errorf("%s: server %d: launcher started %d servers, options say %d", Name, cfg.Index, cfg.Count, k)
 	case cfg.Index < 0 || cfg.Index >= k:
 		return fmt.Errorf("%s: server index %d out of range (accepted: 0..%d)", Name, cfg.Index, k-1)
-	case cfg.Store == nil:
+	}
+	if o.transport == meshTransport {
+		return serveMesh(ctx, cfg, o, k)
+	}
+	if cfg.Store == nil {
 		return fmt.Errorf("%s: server %d: needs the job's rendezvous store to publish its address", Name, cfg.Index)
 	}
 	auth := handshakeWorld(cfg.JobID, cfg.Token, cfg.Workers+cfg.Index, cfg.Workers, k)
@@ -144,6 +148,12 @@ var (
 // Close closes the communicator, then says goodbye to the servers. It does
 // not wait for the other workers; see CloseAndWait.
 func (c *comm) Close() error {
+	if c.w.tr != nil {
+		// The mesh stays open until this process's server is done with it.
+		c.Group.CloseLeavingTransport()
+		c.w.close()
+		return nil
+	}
 	err := c.Group.Close()
 	c.w.close()
 	return err

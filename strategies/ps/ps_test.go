@@ -113,12 +113,15 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 	}
 	d := &dedicated{store: newMemStore(), cancels: make([]context.CancelFunc, k)}
 	errs := make(chan error, k)
+	// One mesh of the workers and the servers after them, as a launcher
+	// builds it.
+	trs := transport.NewMemWorld(n+k, transport.MemOptions{MaxDelay: 20_000, Seed: 13 * uint64(n)})
 	for i := range k {
 		ctx, cancel := context.WithCancel(context.Background())
 		d.cancels[i] = cancel
 		go func() {
 			errs <- servers.Serve(ctx, driver.ServerConfig{
-				Index: i, Count: k, Workers: n, Store: d.store, Timeout: timeout, Options: opts,
+				Index: i, Count: k, Workers: n, Store: d.store, Transport: trs[n+i], Timeout: timeout, Options: opts,
 				JobID: testJob, Token: testToken,
 			})
 		}()
@@ -147,7 +150,6 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 			}
 		}
 	})
-	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 13 * uint64(n)})
 	d.comms = make([]collective.Comm, n)
 	for r := range n {
 		c, err := collective.New(context.Background(), ps.Name, collective.Config{

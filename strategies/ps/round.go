@@ -37,12 +37,24 @@ type round struct {
 	creator uint32 // the rank whose message made the round
 	srv     *server
 
+	// acc is the accumulator from the server's pool; nil for a round that
+	// its colocated worker made by lending its own memory (see lend).
 	acc []byte
+	// lent is the colocated worker's own memory for the shard, once it has
+	// joined the round by lending it; the chunks moved there (moved[c]) are
+	// accumulated in it instead of acc.
+	lent []byte
 
-	// Per chunk: a lock that serialises writes into it, and the bytes that
-	// have arrived for it (guarded by the lock).
+	// Per chunk, guarded by locks[c]: the bytes that have arrived for it;
+	// hw, how far from its start at least one contribution has arrived
+	// (what lies below is reduced into, what lies above copied: every
+	// contribution to a chunk of a reduction arrives in order from its
+	// start, so the one furthest ahead covered everything below it); and
+	// whether its accumulator is the lent memory.
 	locks   []sync.Mutex
 	arrived []int
+	hw      []int
+	moved   []bool
 
 	mu      sync.Mutex
 	ready   []bool
@@ -53,22 +65,30 @@ type round struct {
 	pushers []uint32 // ranks whose pushes have begun, for diagnostics
 	pushed  []uint32 // ranks whose pushes have ended
 
+	// released is closed once every byte has been pulled.
+	released chan struct{}
+
 	// refs is 1 while the round is live, plus one per accumulator buffer
 	// lent to gRPC for a pull; at zero the accumulator returns to the pool.
 	refs atomic.Int32
 }
 
-func newRound(s *server, key roundKey, h *header) *round {
+// newRound makes a round whose accumulator is acc, from the server's pool,
+// or, when acc is nil, the memory its colocated worker lends (see lend).
+func newRound(s *server, key roundKey, h *header, acc []byte) *round {
 	shard, chunk := int(h.shard), int(h.chunk)
 	n := (shard + chunk - 1) / chunk
 	r := &round{
 		key: key, desc: roundDesc(h), op: h.op, dt: h.dtype, chunk: chunk, shard: shard, contrib: int(h.contrib),
 		creator: h.rank, srv: s,
-		acc:     s.pool.get(shard),
-		locks:   make([]sync.Mutex, n),
-		arrived: make([]int, n),
-		ready:   make([]bool, n),
-		wake:    make(chan struct{}),
+		acc:      acc,
+		locks:    make([]sync.Mutex, n),
+		arrived:  make([]int, n),
+		hw:       make([]int, n),
+		moved:    make([]bool, n),
+		ready:    make([]bool, n),
+		wake:     make(chan struct{}),
+		released: make(chan struct{}),
 	}
 	r.refs.Store(1)
 	return r
@@ -141,26 +161,46 @@ func (r *round) put(h *header, segs [][]byte) error {
 		return fmt.Errorf("round %s: rank %d's piece brings chunk %d to %d bytes, more than the %d expected from %d contributions (a duplicate push, or workers that disagree about the group)",
 			r.key, h.rank, c, got+n, want, r.contrib)
 	}
-	dst := r.acc[off : off+n]
-	if r.op == 0 || r.arrived[c] == 0 {
+	dst := r.chunkMem(c)[off-lo : off-lo+n]
+	if r.op == 0 {
 		copySegs(dst, segs)
-	} else {
-		reduceSegs(r.dt, r.op, dst, segs)
+	} else { // a whole chunk: reduce into what has arrived, copy the rest
+		hw := r.hw[c]
+		below, above := splitSegs(segs, hw)
+		reduceSegs(r.dt, r.op, dst[:hw], below)
+		copySegs(dst[hw:], above)
+		r.hw[c] = n
 	}
 	r.arrived[c] += n
 	full := r.arrived[c] == want
 	r.locks[c].Unlock()
 	if full {
-		r.mu.Lock()
-		r.ready[c] = true
-		if r.waiting {
-			r.waiting = false
-			close(r.wake)
-			r.wake = make(chan struct{})
-		}
-		r.mu.Unlock()
+		r.markReady(c)
 	}
 	return nil
+}
+
+// chunkMem is chunk c's accumulator: in acc, or in the lent memory once
+// the chunk has moved there. r.locks[c] is held, or c is ready.
+func (r *round) chunkMem(c int) []byte {
+	lo, hi := r.chunkRange(c)
+	if r.moved[c] {
+		return r.lent[lo:hi]
+	}
+	return r.acc[lo:hi]
+}
+
+// markReady records that chunk c has every contribution and wakes its
+// waiters.
+func (r *round) markReady(c int) {
+	r.mu.Lock()
+	r.ready[c] = true
+	if r.waiting {
+		r.waiting = false
+		close(r.wake)
+		r.wake = make(chan struct{})
+	}
+	r.mu.Unlock()
 }
 
 // fail wakes every waiter with err.
@@ -280,15 +320,23 @@ func (r *round) read(ctx context.Context, off, n int, emit func(lo, hi int) erro
 		}
 		pos = hi
 	}
+	return r.account(n)
+}
+
+// account records that n bytes of the result have been pulled; once all
+// have, the round is released.
+func (r *round) account(n int) error {
 	r.mu.Lock()
 	r.pulled += uint64(n)
+	pulled := r.pulled
 	done := r.pulled == r.desc.pull
 	over := r.pulled > r.desc.pull
 	r.mu.Unlock()
 	if over {
-		return fmt.Errorf("round %s: %d bytes pulled, more than the %d announced", r.key, r.pulled, r.desc.pull)
+		return fmt.Errorf("round %s: %d bytes pulled, more than the %d announced", r.key, pulled, r.desc.pull)
 	}
 	if done {
+		close(r.released)
 		r.srv.release(r)
 		r.unref()
 	}
@@ -309,7 +357,7 @@ func (r *round) lend(lo, hi int) mem.Buffer {
 }
 
 func (r *round) unref() {
-	if r.refs.Add(-1) == 0 {
+	if r.refs.Add(-1) == 0 && r.acc != nil {
 		r.srv.unreserve(len(r.acc))
 		r.srv.pool.put(r.acc)
 	}

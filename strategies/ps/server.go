@@ -38,6 +38,8 @@ type server struct {
 
 	grpc *grpc.Server
 	lis  net.Listener
+	// mesh serves the workers over the job's transport (transport=mesh).
+	mesh *meshServer
 	// shape, if set, shapes accepted connections to the job's network.
 	shape func(net.Conn) net.Conn
 
@@ -145,6 +147,9 @@ func (s *server) stop() {
 	}
 	if s.grpc != nil {
 		s.grpc.Stop()
+	}
+	if s.mesh != nil {
+		s.mesh.stop()
 	}
 	select {
 	case <-s.done: // every worker said goodbye: an orderly end, nothing to report

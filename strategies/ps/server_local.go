@@ -41,7 +41,7 @@ func (s *server) localPull(ctx context.Context, h header, dst []byte) error {
 		var r *round
 		if r, err = s.round(&h); err == nil {
 			err = r.read(ctx, int(h.offset), int(h.length), func(lo, hi int) error {
-				copy(dst[lo-int(h.offset):], r.acc[lo:hi])
+				copy(dst[lo-int(h.offset):], r.result(lo, hi))
 				return nil
 			})
 		}

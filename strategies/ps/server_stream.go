@@ -19,29 +19,47 @@ import (
 
 // round returns the round a message belongs to, making it on first use.
 func (s *server) round(h *header) (*round, error) {
+	r, _, err := s.roundFor(h, nil)
+	return r, err
+}
+
+// roundFor returns the round a message belongs to, making it on first use
+// (made reports whether it did): with an accumulator from the pool, or,
+// when lend is set, in the memory its colocated worker lends (see lendLocal).
+func (s *server) roundFor(h *header, lend []byte) (r *round, made bool, err error) {
 	key := roundKey{h.group, h.seq}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failure != nil {
-		return nil, s.failure
+		return nil, false, s.failure
 	}
 	if r := s.rounds[key]; r != nil {
-		return r, r.matches(h)
+		return r, false, r.matches(h)
 	}
 	switch {
 	case h.shard == 0 || h.contrib == 0:
-		return nil, fmt.Errorf("round %s: rank %d announced an empty shard or no contributions", key, h.rank)
+		return nil, false, fmt.Errorf("round %s: rank %d announced an empty shard or no contributions", key, h.rank)
 	case int(h.contrib) > s.workers:
-		return nil, fmt.Errorf("round %s: rank %d announced %d contributions per element in a %d-worker job", key, h.rank, h.contrib, s.workers)
+		return nil, false, fmt.Errorf("round %s: rank %d announced %d contributions per element in a %d-worker job", key, h.rank, h.contrib, s.workers)
 	case h.pull > h.shard*uint64(s.workers):
-		return nil, fmt.Errorf("round %s: rank %d announced %d bytes to pull from a %d-byte shard, more than %d workers pull", key, h.rank, h.pull, h.shard, s.workers)
+		return nil, false, fmt.Errorf("round %s: rank %d announced %d bytes to pull from a %d-byte shard, more than %d workers pull", key, h.rank, h.pull, h.shard, s.workers)
 	}
-	if err := s.reserve(int(h.shard), fmt.Sprintf("round %s", key)); err != nil {
-		return nil, err
+	var acc []byte
+	if lend == nil {
+		if err := s.reserve(int(h.shard), fmt.Sprintf("round %s", key)); err != nil {
+			return nil, false, err
+		}
+		acc = s.pool.get(int(h.shard))
 	}
-	r := newRound(s, key, h)
+	r = newRound(s, key, h, acc)
+	if lend != nil {
+		if len(lend) != r.shard || r.op == 0 {
+			return nil, false, fmt.Errorf("round %s: the colocated worker lent %d bytes to a %d-byte %s round", key, len(lend), r.shard, describeDesc(&r.desc))
+		}
+		r.lendFrom(lend)
+	}
 	s.rounds[key] = r
-	return r, nil
+	return r, true, nil
 }
 
 // release forgets a round whose every byte has been pulled.

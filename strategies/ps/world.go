@@ -29,6 +29,10 @@ type world struct {
 	k     int
 	conns []*serverConn
 	local *server // the server this worker hosts (colocated), or nil
+	// tr is the mesh the servers' data travels over (transport=mesh), nil
+	// for gRPC. This world closes it once its server is done (Close).
+	tr       driver.Transport
+	finished chan struct{} // closed once close has finished everything
 
 	ctx    context.Context // lives until Close; bounds background connects
 	cancel context.CancelFunc
@@ -47,7 +51,10 @@ func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, er
 	if o.placement == colocated && k > cfg.Size {
 		return nil, fmt.Errorf("ps: servers=%d with placement=colocated needs at least %d workers, not %d (or use placement=dedicated)", k, k, cfg.Size)
 	}
-	w := &world{cfg: cfg, o: o, k: k, made: map[string]int{}}
+	w := &world{cfg: cfg, o: o, k: k, made: map[string]int{}, finished: make(chan struct{})}
+	if o.transport == meshTransport {
+		return w, w.joinMesh()
+	}
 	remote := o.placement == dedicated || cfg.Size > 1
 	if remote && cfg.Store == nil {
 		return nil, fmt.Errorf("ps: placement=%s with %d workers needs a rendezvous store (Config.Store) for the servers' addresses", o.placement, cfg.Size)
@@ -153,6 +160,13 @@ func (w *world) relay(skip int, what string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), min(w.cfg.OpTimeout(), abortTimeout))
 	defer cancel()
 	why := fmt.Sprintf("%s: %v", what, err)
+	if w.tr != nil { // over the mesh, an abort reaches every rank, servers included
+		if w.local != nil {
+			w.local.fail(fmt.Errorf("worker rank %d aborted: %s", w.cfg.Rank, why))
+		}
+		w.tr.Abort(errors.New(why))
+		return
+	}
 	var wg sync.WaitGroup
 	for i, c := range w.conns {
 		if i != skip {
@@ -169,14 +183,11 @@ func (w *world) chunk(dt collective.DType) int {
 }
 
 // waitLocal waits until this process's colocated server, if any, has
-// stopped: every worker has said goodbye, or the grace period has passed.
+// stopped (every worker has said goodbye, or the grace period has passed)
+// and close has closed the mesh.
 func (w *world) waitLocal(ctx context.Context) error {
-	s := w.local
-	if s == nil {
-		return nil
-	}
 	select {
-	case <-s.halted:
+	case <-w.finished:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -212,17 +223,30 @@ func (w *world) close() {
 				c.cc.Close()
 			}
 		}
-		if s := w.local; s != nil {
-			grace := w.cfg.OpTimeout()
-			go func() {
-				t := time.NewTimer(grace)
-				defer t.Stop()
-				select {
-				case <-s.done:
-				case <-t.C:
-				}
-				s.stop()
-			}()
+		s := w.local
+		if s == nil {
+			w.closeMesh()
+			return
 		}
+		grace := w.cfg.OpTimeout()
+		go func() {
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			select {
+			case <-s.done:
+			case <-t.C:
+			}
+			s.stop()
+			w.closeMesh()
+		}()
 	})
+}
+
+// closeMesh closes the mesh, if this world owns it, once nothing here
+// needs it any more.
+func (w *world) closeMesh() {
+	if w.tr != nil {
+		w.tr.Close()
+	}
+	close(w.finished)
 }

@@ -1,0 +1,237 @@
+// The parameter-server protocol over the job's transport mesh: a worker's
+// side.
+
+package ps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/wire"
+)
+
+// Tags of the protocol on the mesh. Bit 62 is never set in the engine's
+// tags (collectives: group and sequence number below bit 56; point-to-point:
+// bit 63), so servers and workers share the mesh with everything else.
+const (
+	// meshRequests carries, from a worker to a server, requests in order:
+	// each a header (headerSize bytes, then the key's name as a message of
+	// its own when there is one) and, for a piece of a push, its payload
+	// as the next message.
+	meshRequests uint64 = 1<<62 | 1
+	// meshResponses carries, from a server to a worker, the pieces of the
+	// ranges it pulled, in the order asked for, each range cut at the
+	// shard's chunk grid.
+	meshResponses uint64 = 1<<62 | 2
+)
+
+// meshLink is a worker's path to one server over the mesh.
+type meshLink struct {
+	tr   driver.Transport
+	peer int // the server's rank in the mesh
+	// mu keeps the messages of one request together and requests in the
+	// order their responses are posted for: concurrent operations of
+	// different groups may talk to one server at once.
+	mu sync.Mutex
+}
+
+// pullReq is one range to pull into dst.
+type pullReq struct {
+	h   header
+	dst []byte
+}
+
+// sendHeader sends h as one request header (and its key's name).
+func (l *meshLink) sendHeader(ctx context.Context, h *header) error {
+	b := h.appendTo(make([]byte, 0, h.size()))
+	if err := l.tr.Send(ctx, l.peer, meshRequests, b[:headerSize]); err != nil {
+		return err
+	}
+	if len(h.name) > 0 {
+		return l.tr.Send(ctx, l.peer, meshRequests, b[headerSize:])
+	}
+	return nil
+}
+
+// exchange pushes pieces under h (when h is not nil) and then pulls each
+// of pulls:
+// the pulls' receives are posted first, into their destinations, so that
+// every piece of the result lands in place as it arrives. A piece of the
+// result comes only after the server has every contribution to it, this
+// worker's push of it included, so pulling into the memory pushed from is
+// safe.
+func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pulls []pullReq) error {
+	var posted []driver.Posted
+	l.mu.Lock()
+	err := func() error {
+		for _, p := range pulls {
+			var err error
+			gridPieces(int(p.h.offset), len(p.dst), int(p.h.chunk), func(lo, hi int) {
+				if err == nil {
+					var r driver.Posted
+					at := lo - int(p.h.offset)
+					r, err = l.tr.PostRecv(l.peer, meshResponses, p.dst[at:at+hi-lo])
+					posted = append(posted, r)
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if h != nil {
+			if err := l.push(ctx, *h, pieces); err != nil {
+				return err
+			}
+		}
+		for i := range pulls {
+			if err := l.sendHeader(ctx, &pulls[i].h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, r := range posted {
+		if err := r.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// push sends each piece as a header and its payload, then the end of the
+// push; with no pieces, a header alone (a worker's part in an init whose
+// values come from rank 0). l.mu is held.
+func (l *meshLink) push(ctx context.Context, h header, pieces []piece) error {
+	if len(pieces) == 0 {
+		pieces = []piece{{}}
+	}
+	for _, p := range pieces {
+		h.offset, h.length = uint64(p.offset), uint64(len(p.data))
+		if err := l.sendHeader(ctx, &h); err != nil {
+			return err
+		}
+		if len(p.data) > 0 {
+			if err := l.tr.Send(ctx, l.peer, meshRequests, p.data); err != nil {
+				return err
+			}
+		}
+	}
+	end := h
+	end.kind, end.offset, end.length = kindDone, 0, 0
+	return l.sendHeader(ctx, &end)
+}
+
+// bye tells the server this worker has closed.
+func (l *meshLink) bye(ctx context.Context, rank uint32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sendHeader(ctx, &header{kind: kindBye, rank: rank})
+}
+
+// gridPieces calls f for each piece of [off, off+n) cut at multiples of
+// chunk: the pieces in which a server sends a range it is pulled from.
+func gridPieces(off, n, chunk int, f func(lo, hi int)) {
+	for pos, end := off, off+n; pos < end; {
+		hi := min((pos/chunk+1)*chunk, end)
+		f(pos, hi)
+		pos = hi
+	}
+}
+
+// meshErr wraps an error of a request to server c over the mesh.
+func (c *serverConn) meshErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *ServerError
+	if errors.As(err, &se) && se.Index == c.index {
+		return err
+	}
+	return &ServerError{Index: c.index, Addr: fmt.Sprintf("rank %d, %s", c.mesh.peer, c.mesh.tr.PeerAddr(c.mesh.peer)), Op: op, Err: err}
+}
+
+// joinMesh sets the world up over the job's transport mesh: colocated
+// server i is the worker of rank i, serving the other workers over the
+// mesh and its own by direct calls.
+func (w *world) joinMesh() error {
+	cfg := w.cfg
+	if w.o.placement == dedicated {
+		return w.joinServerMesh()
+	}
+	if cfg.Transport == nil && cfg.Size > 1 {
+		return fmt.Errorf("ps: transport=mesh needs the job's transport (Config.Transport)")
+	}
+	w.tr = cfg.Transport
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	if cfg.Rank < w.k {
+		w.local = newServer(cfg.Rank, cfg.Size, wire.HandshakeConfig{}, w.o.peerTimeout, cfg.Logf)
+		w.local.mesh = newMeshServer(w.local, w.tr, cfg.OpTimeout())
+		w.local.mesh.start(cfg.Size, cfg.Rank)
+	}
+	w.conns = make([]*serverConn, w.k)
+	for i := range w.k {
+		if i == cfg.Rank {
+			w.conns[i] = newLocalConn(w.local, cfg.Rank, cfg.Size)
+		} else {
+			w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: i})
+		}
+	}
+	return nil
+}
+
+// joinServerMesh sets the world up for dedicated servers over the mesh:
+// server i is the mesh's rank Size+i.
+func (w *world) joinServerMesh() error {
+	cfg := w.cfg
+	if tr := cfg.Transport; tr == nil || tr.Size() != cfg.Size+w.k {
+		size := 0
+		if tr != nil {
+			size = tr.Size()
+		}
+		return fmt.Errorf("ps: placement=dedicated over transport=mesh needs a mesh of the %d workers and %d servers, not of %d ranks (a launcher that starts the servers gives one; or use transport=grpc)",
+			cfg.Size, w.k, size)
+	}
+	w.tr = cfg.Transport
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.conns = make([]*serverConn, w.k)
+	for i := range w.k {
+		w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: cfg.Size + i})
+	}
+	return nil
+}
+
+// serveMesh runs dedicated server cfg.Index over the job's mesh until
+// every worker has closed (nil) or ctx ends.
+func serveMesh(ctx context.Context, cfg driver.ServerConfig, o options, k int) error {
+	tr := cfg.Transport
+	if tr == nil || tr.Size() != cfg.Workers+k || tr.Rank() != cfg.Workers+cfg.Index {
+		return fmt.Errorf("%s: server %d: transport=mesh needs its end of the job's mesh as rank %d of %d (ServerConfig.Transport; or use transport=grpc)",
+			Name, cfg.Index, cfg.Workers+cfg.Index, cfg.Workers+k)
+	}
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = collective.DefaultTimeout
+	}
+	s := newServer(cfg.Index, cfg.Workers, wire.HandshakeConfig{}, o.peerTimeout, cfg.Logf)
+	s.mesh = newMeshServer(s, tr, timeout)
+	s.mesh.start(cfg.Workers, -1)
+	defer s.stop()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		said := len(s.byes)
+		s.mu.Unlock()
+		return fmt.Errorf("%s: server %d (mesh rank %d): stopped with %d of %d workers still connected: %w",
+			Name, cfg.Index, tr.Rank(), cfg.Workers-said, cfg.Workers, ctx.Err())
+	}
+}
