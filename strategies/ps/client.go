@@ -37,6 +37,8 @@ type serverConn struct {
 	cc    *grpc.ClientConn
 	local *server
 	err   error // why the server cannot be reached
+
+	wire wireCount // gRPC payload bytes to and from this server; see wire.go
 }
 
 func newLocalConn(s *server, rank, size int) *serverConn {
@@ -143,6 +145,7 @@ func (c *serverConn) push(ctx context.Context, h header, pieces []piece) error {
 		return c.explain(ctx, "push", &h, start, err)
 	}
 	ack.release()
+	c.wire.sent.Add(piecesLen(pieces))
 	return nil
 }
 
@@ -190,6 +193,7 @@ func (c *serverConn) pull(ctx context.Context, h header, dst []byte) error {
 			return err
 		}
 	}
+	c.wire.recv.Add(int64(next - h.offset))
 	if next != end {
 		return c.errorf("pull", fmt.Errorf("stream ended after %d of %d bytes", next-h.offset, h.length))
 	}
