@@ -83,10 +83,13 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
+	w, err := startWire(ctx, comm)
+	if err != nil {
+		return nil, err
+	}
 	if err := comm.Barrier(ctx); err != nil {
 		return nil, fmt.Errorf("barrier before timing: %w", err)
 	}
-	w := startWire(comm)
 	iters := spec.Iters
 	times := make([]float64, 0, iters)
 	for i := 0; i < iters; i++ {
@@ -96,11 +99,15 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 		}
 		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
 		if i+1 == job.MinBudgetIters && spec.TimeBudget > 0 && iters > job.MinBudgetIters {
-			w.pause()
+			if err := w.pause(ctx, comm); err != nil {
+				return nil, err
+			}
 			if iters, err = budgetIters(ctx, comm, spec, times); err != nil {
 				return nil, err
 			}
-			w.resume()
+			if err := w.resume(ctx, comm); err != nil {
+				return nil, err
+			}
 		}
 	}
 	wire, err := w.stop(ctx, comm)

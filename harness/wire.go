@@ -11,49 +11,76 @@ import (
 // wireMeter takes one rank's wire counts (collective.WireCounter) around
 // the timed iterations of a point, less what the harness's own calls
 // between them (the time budget's allreduce) moved.
+//
+// Each rank reads only its own counters, so each reading is fenced by
+// barriers, in the collective under test: the one before lets every rank
+// finish what came before (a colocated parameter server serves other
+// ranks' pulls after this rank's own operation has returned, and those
+// bytes belong to it), the one after keeps every rank from starting what
+// comes next (a fast rank's first message would otherwise reach a slow
+// rank before its reading). Barriers move no payload over the meshes and a
+// byte per rank on a parameter server, part of which may be counted.
 type wireMeter struct {
 	wc          collective.WireCounter // nil: the communicator does not count
 	start, mark collective.WireBytes
 	skip        collective.WireBytes
 }
 
-func startWire(comm collective.Comm) *wireMeter {
+// startWire takes the first reading; the caller's barrier before timing
+// is its fence's second barrier.
+func startWire(ctx context.Context, comm collective.Comm) (*wireMeter, error) {
 	wc, ok := comm.(collective.WireCounter)
 	if !ok {
-		return &wireMeter{}
+		return &wireMeter{}, nil
 	}
-	return &wireMeter{wc: wc, start: wc.WireBytes()}
+	if err := comm.Barrier(ctx); err != nil {
+		return nil, fmt.Errorf("barrier before counting bytes: %w", err)
+	}
+	return &wireMeter{wc: wc, start: wc.WireBytes()}, nil
+}
+
+// fence reads the counters between two barriers.
+func (m *wireMeter) fence(ctx context.Context, comm collective.Comm) (collective.WireBytes, error) {
+	if err := comm.Barrier(ctx); err != nil {
+		return collective.WireBytes{}, fmt.Errorf("barrier before counting bytes: %w", err)
+	}
+	w := m.wc.WireBytes()
+	if err := comm.Barrier(ctx); err != nil {
+		return collective.WireBytes{}, fmt.Errorf("barrier after counting bytes: %w", err)
+	}
+	return w, nil
 }
 
 // pause and resume leave out what moves between them.
-func (m *wireMeter) pause() {
+func (m *wireMeter) pause(ctx context.Context, comm collective.Comm) (err error) {
 	if m.wc != nil {
-		m.mark = m.wc.WireBytes()
+		m.mark, err = m.fence(ctx, comm)
 	}
+	return err
 }
 
-func (m *wireMeter) resume() {
-	if m.wc != nil {
-		m.skip = wireAdd(m.skip, wireSub(m.wc.WireBytes(), m.mark))
+func (m *wireMeter) resume(ctx context.Context, comm collective.Comm) error {
+	if m.wc == nil {
+		return nil
 	}
+	w, err := m.fence(ctx, comm)
+	m.skip = wireAdd(m.skip, wireSub(w, m.mark))
+	return err
 }
 
 // stop returns this rank's bytes over the timed iterations as the numbers
 // the harness gathers: sent, received, then each dedicated server's sent
 // and received with this rank; none when the communicator does not count
-// (every rank runs the same strategy, so all agree). It waits at a barrier
-// first: a colocated parameter server serves other ranks' pulls after this
-// rank's own operation has returned, and they are part of the point's
-// traffic. The barrier moves no payload over the meshes and a byte per
-// rank on a parameter server, part of which may be counted.
+// (every rank runs the same strategy, so all agree).
 func (m *wireMeter) stop(ctx context.Context, comm collective.Comm) ([]float64, error) {
 	if m.wc == nil {
 		return nil, nil
 	}
-	if err := comm.Barrier(ctx); err != nil {
-		return nil, fmt.Errorf("barrier after timing: %w", err)
+	w, err := m.fence(ctx, comm)
+	if err != nil {
+		return nil, err
 	}
-	d := wireSub(wireSub(m.wc.WireBytes(), m.start), m.skip)
+	d := wireSub(wireSub(w, m.start), m.skip)
 	out := []float64{float64(d.Sent), float64(d.Recv)}
 	for _, s := range d.Servers {
 		out = append(out, float64(s.Sent), float64(s.Recv))
