@@ -83,6 +83,10 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
+	w, err := startWire(ctx, comm)
+	if err != nil {
+		return nil, err
+	}
 	if err := comm.Barrier(ctx); err != nil {
 		return nil, fmt.Errorf("barrier before timing: %w", err)
 	}
@@ -95,15 +99,27 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 		}
 		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
 		if i+1 == job.MinBudgetIters && spec.TimeBudget > 0 && iters > job.MinBudgetIters {
+			if err := w.pause(ctx, comm); err != nil {
+				return nil, err
+			}
 			if iters, err = budgetIters(ctx, comm, spec, times); err != nil {
+				return nil, err
+			}
+			if err := w.resume(ctx, comm); err != nil {
 				return nil, err
 			}
 		}
 	}
+	wire, err := w.stop(ctx, comm)
+	if err != nil {
+		return nil, err
+	}
 	// Per iteration, the slowest rank's time: gather every rank's times to
-	// rank 0 through the collective under test's own communicator.
-	all := collective.NewTensor(collective.Float64, iters*comm.Size())
-	if err := comm.Gather(ctx, all, collective.FromFloat64(times), 0); err != nil {
+	// rank 0 through the collective under test's own communicator, and
+	// with them its wire bytes.
+	stride := iters + len(wire)
+	all := collective.NewTensor(collective.Float64, stride*comm.Size())
+	if err := comm.Gather(ctx, all, collective.FromFloat64(append(times, wire...)), 0); err != nil {
 		return nil, fmt.Errorf("gathering times: %w", err)
 	}
 	if comm.Rank() != 0 {
@@ -113,10 +129,11 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	per := all.Float64s()
 	for r := 1; r < comm.Size(); r++ {
 		for i := range slowest {
-			slowest[i] = max(slowest[i], per[r*iters+i])
+			slowest[i] = max(slowest[i], per[r*stride+i])
 		}
 	}
 	rec := spec.Record(p)
+	setWire(rec, per, stride, iters, comm.Size())
 	rec.Iters = iters
 	rec.Wrong = wrong
 	if err := results.Fill(rec, slowest); err != nil && p.Collective != "barrier" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
 	_ "github.com/distbench/distbench/strategies/ps"
@@ -23,6 +24,7 @@ func measureInProcess(t *testing.T, spec *job.Spec) []*results.Record {
 		t.Fatal(err)
 	}
 	trs := transport.NewMemWorld(spec.NP, transport.MemOptions{})
+	store := rendezvous.NewMemStore() // for a parameter server's addresses
 	var (
 		mu   sync.Mutex
 		recs []*results.Record
@@ -33,7 +35,10 @@ func measureInProcess(t *testing.T, spec *job.Spec) []*results.Record {
 	defer cancel()
 	for r := range spec.NP {
 		wg.Go(func() {
-			comm, err := collective.New(ctx, spec.Strategy, collective.Config{Rank: r, Size: spec.NP, Transport: trs[r], Timeout: spec.Timeout})
+			comm, err := collective.New(ctx, spec.Strategy, collective.Config{
+				Rank: r, Size: spec.NP, Transport: trs[r], Timeout: spec.Timeout, Options: spec.Options,
+				Store: store, JobID: "measure-test", Token: []byte("measure-test-token"),
+			})
 			if err != nil {
 				errs[r] = err
 				return

@@ -88,6 +88,8 @@ func TestGenerate(t *testing.T) {
 			"## allgather (float32, out-of-place)",
 			"### Winner map",
 			"mpi (peer) busbw (GB/s)",
+			"### Bytes on the wire vs message size",
+			"tree busiest (B)",
 			"## Training",
 			"### lenet on mnist",
 			"comm hidden",

@@ -78,7 +78,34 @@ func measure(rng *rand.Rand, m model, collective string, np int, bytes int64, n 
 	if err := results.Fill(&r, noisy(rng, t*slowdown, n)); err != nil {
 		panic(err)
 	}
+	synthWire(&r, m.strategy)
 	return r
+}
+
+// synthWire gives a distbench strategy's record the bytes its schedule
+// sends (peers do not count): the ring what busbw assumes, and below 32KiB
+// its whole-buffer pass, n−1 times the buffer; the tree as much in all but
+// its interior (even) ranks thrice the leaves'; the parameter server, with
+// its servers colocated, what the ring sends.
+func synthWire(r *results.Record, strategy string) {
+	if strategy == "" {
+		return
+	}
+	n, s := r.NP, float64(r.Bytes)
+	sent := make([]float64, n)
+	for i := range sent {
+		f := factor(r.Collective, n)
+		switch {
+		case strategy == "ring" && r.Collective == "allreduce" && r.Bytes <= 32<<10:
+			f = float64(n - 1)
+		case strategy == "tree" && i%2 == 0:
+			f *= 1.5
+		case strategy == "tree":
+			f *= 0.5
+		}
+		sent[i] = f * s
+	}
+	r.SetWire(sent, sent, nil, nil)
 }
 
 var (

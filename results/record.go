@@ -87,6 +87,18 @@ type Record struct {
 	FinishedAt  time.Time `json:"finished_at,omitzero"`
 	ElapsedSecs float64   `json:"elapsed_s,omitempty"`
 
+	// Bytes on the wire per operation, measured where busbw is a formula:
+	// the payload bytes each rank sent and received, averaged over the
+	// timed iterations, indexed by rank; for dedicated parameter servers,
+	// each server's too, indexed by server. WireBusiestBytes is the largest
+	// of any rank's or server's sent and received bytes. Absent where the
+	// strategy does not count (and in older files); see wire.go.
+	WireSentBytes       []float64 `json:"wire_sent_bytes,omitempty"`
+	WireRecvBytes       []float64 `json:"wire_recv_bytes,omitempty"`
+	WireServerSentBytes []float64 `json:"wire_server_sent_bytes,omitempty"`
+	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
+	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
+
 	// Training (KindTrainStep, KindTrainEpoch).
 	Model       string  `json:"model,omitempty"`
 	Dataset     string  `json:"dataset,omitempty"`

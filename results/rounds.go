@@ -25,7 +25,8 @@ type FillFunc func(r *Record, samplesUs []float64) error
 //   - otherwise the rounds that finished are pooled: their samples
 //     concatenated in round order, the statistics recomputed from the pooled
 //     samples by fill, Iters and ElapsedSecs summed, Wrong the largest, and
-//     each round's median kept in RoundMediansUs (with RoundSampleCounts). A
+//     each round's median kept in RoundMediansUs (with RoundSampleCounts),
+//     the wire bytes the mean of the rounds' (see mergeWire). A
 //     round that never ran or stopped short (an interrupted sweep) is left
 //     out, and MissingRounds says how many are;
 //   - with no round finished, the merged record is the last one (stopped
@@ -134,6 +135,7 @@ func mergePoint(byRound map[int][]Record, of int, fill FillFunc) Record {
 		samples = append(samples, r.SamplesUs...)
 		allSampled = allSampled && len(r.SamplesUs) > 0
 	}
+	mergeWire(&m, pooled)
 	if allSampled {
 		_ = fill(&m, samples) // see MergeRounds on its error
 		return m
@@ -167,5 +169,6 @@ func cloneRecord(r *Record) Record {
 	m.RoundMediansUs = slices.Clone(r.RoundMediansUs)
 	m.RoundSampleCounts = slices.Clone(r.RoundSampleCounts)
 	m.Options = maps.Clone(r.Options)
+	cloneWire(&m)
 	return m
 }

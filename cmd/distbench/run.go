@@ -243,6 +243,7 @@ type table struct {
 	modes   string
 	pending map[int64][2]*results.Record
 	busbw   []float64
+	wire    []*results.Record // one per row that has wire bytes, for wireTable
 	wrong   int64
 	check   bool
 	rows    int
@@ -301,6 +302,12 @@ func (t *table) row(pair [2]*results.Record) {
 	}
 	fmt.Fprintf(t.w, "  %10d %12d %8s %6s %6d", first.Bytes, first.Count, first.DType, op, first.Root)
 	for _, r := range pair {
+		if r != nil && r.Error == "" && r.HasWire() {
+			t.wire = append(t.wire, r)
+			break
+		}
+	}
+	for _, r := range pair {
 		if r == nil {
 			fmt.Fprintf(t.w, " %9s %8s %8s %6s", "-", "-", "-", "-")
 			continue
@@ -333,6 +340,7 @@ func (t *table) footer(failed bool) {
 	for _, pair := range t.pending { // a failed run leaves half rows
 		t.row(pair)
 	}
+	t.wireTable()
 	if t.check {
 		status := "OK"
 		if t.wrong > 0 {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -155,7 +156,8 @@ func TestRunProcesses(t *testing.T) {
 	if rows != 3 { // 4KiB, 64KiB, 1MiB
 		t.Errorf("%d table rows, want 3:\n%s", rows, stdout)
 	}
-	if !strings.Contains(stdout, "# Out of bounds values : 0 OK") || !strings.Contains(stdout, "# Avg bus bandwidth") {
+	if !strings.Contains(stdout, "# Out of bounds values : 0 OK") || !strings.Contains(stdout, "# Avg bus bandwidth") ||
+		!strings.Contains(stdout, "# bytes on the wire per operation") {
 		t.Errorf("missing footer:\n%s", stdout)
 	}
 	recs := readJSONL(t, jsonPath)
@@ -167,6 +169,16 @@ func TestRunProcesses(t *testing.T) {
 			r.TimeUs <= 0 || r.TimeUsP95 < r.TimeUs || r.AlgBWGBs <= 0 || r.BusBWGBs <= r.AlgBWGBs || r.Wrong != 0 || r.Count*4 != r.Bytes ||
 			len(r.SamplesUs) != r.Iters || slices.Min(r.SamplesUs) > r.TimeUs || slices.Max(r.SamplesUs) < r.TimeUs {
 			t.Errorf("bad record: %+v", r)
+		}
+		// Over TCP between processes, each rank sends what the ring's
+		// schedule says: the whole buffer n−1 times up to 32KiB, 2(n−1)/n
+		// of it above (the segmented pass, what busbw assumes).
+		want := 4.0 / 3 * float64(r.Bytes)
+		if r.Bytes <= 32<<10 {
+			want = 2 * float64(r.Bytes)
+		}
+		if len(r.WireSentBytes) != 3 || math.Abs(slices.Max(r.WireSentBytes)/want-1) > 0.01 || math.Abs(r.WireBusiestBytes/want-1) > 0.01 {
+			t.Errorf("%s: wire bytes sent %v, busiest %v, want %.0f per rank", r.Point, r.WireSentBytes, r.WireBusiestBytes, want)
 		}
 	}
 }

@@ -79,3 +79,14 @@ type Posted interface {
 type ConnShaper interface {
 	ShapeConn(c net.Conn) net.Conn
 }
+
+// WireCounter is an optional Transport interface: cumulative counts of the
+// payload bytes this rank's transport has sent and received, for measuring
+// what an algorithm really moves (busbw is a formula that assumes a ring's
+// traffic). Payload bytes are the data of messages (Send, and every kind of
+// receive alike); frame headers, padding, heartbeats, wait queries and
+// other control frames are not counted. The counts only grow; callers take
+// differences.
+type WireCounter interface {
+	WireBytes() (sent, recv int64)
+}

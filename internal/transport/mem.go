@@ -50,6 +50,8 @@ type Mem struct {
 	rng     *rand.Rand
 	lastDue []time.Time    // per destination: delays never reorder a link
 	links   []chan delayed // per destination, when delayed
+
+	wire wireCount
 }
 
 var (
@@ -119,7 +121,10 @@ func (m *Mem) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 		return err
 	}
 	msg := append([]byte(nil), data...)
+	m.wire.sent.Add(int64(len(msg)))
+	dst := &m.world.ranks[peer].wire
 	if due.IsZero() {
+		dst.recv.Add(int64(len(msg)))
 		box.Deliver(tag, msg)
 		return nil
 	}
@@ -136,6 +141,7 @@ func (m *Mem) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 		go func() {
 			for d := range ch {
 				time.Sleep(time.Until(d.due))
+				dst.recv.Add(int64(len(d.msg)))
 				box.Deliver(d.tag, d.msg)
 			}
 		}()

@@ -56,6 +56,8 @@ type TCP struct {
 	shutOnce sync.Once
 
 	spinners spinners // with Spin: the socket ends that may park; see spin.go
+
+	wire wireCount // payload bytes sent and received; see wirebytes.go
 }
 
 var _ driver.Transport = (*TCP)(nil)

@@ -153,6 +153,7 @@ func (t *TCP) handleFrame(p *peer, h wire.Header) error {
 // queue otherwise.
 func (t *TCP) readData(p *peer, h wire.Header) error {
 	size := int(h.Length)
+	t.wire.recv.Add(int64(size))
 	if t.isClosed() {
 		return t.readPayload(p, nil, size)
 	}

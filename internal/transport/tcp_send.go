@@ -68,6 +68,7 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 		return t.sendFailed(ctx, p, err, n, start, len(data), tag)
 	}
 	p.lastWrite.Store(int64(time.Since(t.epoch)))
+	t.wire.sent.Add(int64(len(data)))
 	return nil
 }
 

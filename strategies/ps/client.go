@@ -38,6 +38,8 @@ type serverConn struct {
 	local *server
 	mesh  *meshLink // the server over the transport mesh (transport=mesh)
 	err   error     // why the server cannot be reached
+
+	wire wireCount // gRPC payload bytes to and from this server; see wire.go
 }
 
 func newLocalConn(s *server, rank, size int) *serverConn {
@@ -48,6 +50,7 @@ func newLocalConn(s *server, rank, size int) *serverConn {
 
 func newMeshConn(index, rank, size int, l *meshLink) *serverConn {
 	c := &serverConn{index: index, rank: uint32(rank), size: size, ready: make(chan struct{}), addr: l.tr.PeerAddr(l.peer), mesh: l}
+	l.wire = &c.wire
 	close(c.ready)
 	return c
 }
@@ -153,6 +156,7 @@ func (c *serverConn) push(ctx context.Context, h header, pieces []piece) error {
 		return c.explain(ctx, "push", &h, start, err)
 	}
 	ack.release()
+	c.wire.sent.Add(piecesLen(pieces))
 	return nil
 }
 
@@ -203,6 +207,7 @@ func (c *serverConn) pull(ctx context.Context, h header, dst []byte) error {
 			return err
 		}
 	}
+	c.wire.recv.Add(int64(next - h.offset))
 	if next != end {
 		return c.errorf("pull", fmt.Errorf("stream ended after %d of %d bytes", next-h.offset, h.length))
 	}

@@ -37,6 +37,9 @@ type meshLink struct {
 	// order their responses are posted for: concurrent operations of
 	// different groups may talk to one server at once.
 	mu sync.Mutex
+	// wire counts the payload bytes pushed to and pulled from the server,
+	// for dedicated servers' traffic (collective.WireBytes.Servers).
+	wire *wireCount
 }
 
 // pullReq is one range to pull into dst.
@@ -103,6 +106,9 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 			return err
 		}
 	}
+	for _, p := range pulls {
+		l.wire.recv.Add(int64(len(p.dst)))
+	}
 	return nil
 }
 
@@ -122,6 +128,7 @@ func (l *meshLink) push(ctx context.Context, h header, pieces []piece) error {
 			if err := l.tr.Send(ctx, l.peer, meshRequests, p.data); err != nil {
 				return err
 			}
+			l.wire.sent.Add(int64(len(p.data)))
 		}
 	}
 	end := h

@@ -23,6 +23,7 @@ type server struct {
 	workers int // the world's size
 	logf    func(format string, args ...any)
 	pool    accPool
+	wire    wireCount // gRPC payload bytes of pushes and pulls served; see wire.go
 
 	// auth is this server's side of the handshake every connection opens
 	// with; peerTimeout is how long a silent worker is presumed alive.

@@ -184,12 +184,14 @@ func (s *server) push(stream grpc.ServerStream) error {
 		return err
 	}
 	var st pushState
+	var got int64 // payload bytes received, for WireBytes
 	f := frame{lenient: true}
 	for {
 		err := stream.RecvMsg(&f)
 		if err == io.EOF {
 			break
 		}
+		got += int64(f.payloadLen())
 		if err != nil {
 			if status.Code(err) == codes.ResourceExhausted && !st.applied {
 				return s.refuse(l.String(), err) // a message over the size limit
@@ -220,6 +222,7 @@ func (s *server) push(stream grpc.ServerStream) error {
 	if err := s.finish(fctx, &st); err != nil {
 		return s.reject(l.String(), err)
 	}
+	s.wire.recv.Add(got) // before the ack ends the worker's push
 	return stream.SendMsg(&frame{h: header{kind: kindAck, rank: uint32(s.index)}})
 }
 
@@ -252,6 +255,7 @@ func (s *server) pull(stream grpc.ServerStream) error {
 	}
 	h := req.h
 	n := req.payloadLen()
+	var sent int64 // payload bytes sent, for WireBytes
 	req.release()
 	switch {
 	case req.bad != nil:
@@ -271,6 +275,7 @@ func (s *server) pull(stream grpc.ServerStream) error {
 		err = r.read(ctx, int(h.offset), int(h.length), func(lo, hi int) error {
 			out := frame{h: h, buf: r.lend(lo, hi)}
 			out.h.offset, out.h.length = uint64(lo), uint64(hi-lo)
+			sent += int64(hi - lo)
 			err := stream.SendMsg(&out)
 			if out.buf != nil { // not handed to gRPC
 				out.buf.Free()
@@ -289,6 +294,7 @@ func (s *server) pull(stream grpc.ServerStream) error {
 		err = s.pullParams(ctx, p, &h, func(lo int, b *[]byte) error {
 			out := frame{h: h, buf: mem.NewBuffer(b, mem.DefaultBufferPool())}
 			out.h.offset, out.h.length = uint64(lo), uint64(len(*b))
+			sent += int64(len(*b))
 			err := stream.SendMsg(&out)
 			if out.buf != nil {
 				out.buf.Free()
@@ -301,5 +307,6 @@ func (s *server) pull(stream grpc.ServerStream) error {
 	default:
 		return s.refuse(l.String(), fmt.Errorf("a pull cannot ask for %s", h.kind))
 	}
+	s.wire.sent.Add(sent) // before the stream's end completes the worker's pull
 	return nil
 }

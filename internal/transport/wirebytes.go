@@ -1,0 +1,32 @@
+// Counts of the payload bytes each rank moves (driver.WireCounter).
+
+package transport
+
+import (
+	"sync/atomic"
+
+	"github.com/distbench/distbench/collective/driver"
+)
+
+var (
+	_ driver.WireCounter = (*Mem)(nil)
+	_ driver.WireCounter = (*TCP)(nil)
+)
+
+// wireCount is a rank's cumulative payload bytes, one atomic add per whole
+// message on each side, so that counting costs nothing next to the message.
+// A message is counted as sent once the kernel (or the in-memory peer) has
+// taken all of it, and as received when the reader starts on its payload,
+// before any receive it fills completes: an operation that has returned has
+// been counted on both ends that it waited for. Headers, padding and control
+// frames (heartbeats, wait queries, goodbyes, aborts) are not payload.
+type wireCount struct {
+	sent, recv atomic.Int64
+}
+
+// WireBytes returns the payload bytes this rank has sent and received.
+func (m *Mem) WireBytes() (sent, recv int64) { return m.wire.sent.Load(), m.wire.recv.Load() }
+
+// WireBytes returns the payload bytes this rank has sent and received over
+// the mesh, data frames only.
+func (t *TCP) WireBytes() (sent, recv int64) { return t.wire.sent.Load(), t.wire.recv.Load() }
