@@ -70,8 +70,14 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 		}
 		link = &l
 	}
+	servers, err := serverProcesses(spec)
+	if err != nil {
+		return err
+	}
+	// The strategy's server processes, if any, are ranks of the mesh too,
+	// after the workers.
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
-		Rank: sess.Rank(), Size: sess.Size(), Store: sess.Store(), JobID: jobID, Token: token,
+		Rank: sess.Rank(), Size: sess.Size() + servers, Store: sess.Store(), JobID: jobID, Token: token,
 		ListenHost: getenv(launch.EnvListenHost), ConnectTimeout: joinTimeout, Link: link, Spin: launch.Spin(getenv),
 	})
 	if err != nil {
@@ -133,15 +139,40 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 	}
+	var link *transport.Link
 	if spec.Link != "" {
 		// The server's NIC is shaped like every worker's.
 		l, err := transport.ParseLink(spec.Link)
 		if err != nil {
 			return err
 		}
+		link = &l
 		cfg.ShapeConn = transport.NewNIC(l).Conn
 	}
+	// The server is a rank of the job's mesh, after the workers.
+	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
+		Rank: spec.NP + index, Size: spec.NP + n, Store: store, JobID: jobID, Token: token,
+		ListenHost: host, ConnectTimeout: timeout, Link: link, Spin: launch.Spin(getenv),
+	})
+	if err != nil {
+		return fmt.Errorf("server %d: joining the job's mesh: %w", index, err)
+	}
+	defer tr.Close()
+	cfg.Transport = tr
 	return srv.Serve(ctx, cfg)
+}
+
+// serverProcesses is how many server processes spec's strategy runs beside
+// the workers (0 for most).
+func serverProcesses(spec *job.Spec) (int, error) {
+	st, err := collective.Lookup(spec.Strategy)
+	if err != nil {
+		return 0, err
+	}
+	if sv, ok := st.(driver.Servers); ok {
+		return sv.ServerProcesses(spec.Options, spec.NP)
+	}
+	return 0, nil
 }
 
 // openStore connects a process that is not a rank (a strategy's server) to

@@ -27,13 +27,15 @@ func good(r *results.Record) bool {
 // seriesName names the line a record belongs to: its strategy, or its peer
 // marked as such, plus any strategy options that set it apart.
 func seriesName(r *results.Record) string {
-	name := r.Strategy
+	name := strategyName(r)
 	if r.Peer != "" {
 		name = strings.TrimSpace(r.Strategy + " " + r.Peer + " (peer)")
 	}
 	keys := make([]string, 0, len(r.Options))
 	for k := range r.Options {
-		keys = append(keys, k)
+		if k != transportOption {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
@@ -45,10 +47,25 @@ func seriesName(r *results.Record) string {
 	return name
 }
 
-// baseName is what a series is coloured by: the strategy or peer alone.
+// baseName is what a series is coloured by: the strategy (with its
+// transport) or peer alone.
 func baseName(r *results.Record) string {
 	if r.Peer != "" {
 		return r.Peer
+	}
+	return strategyName(r)
+}
+
+// transportOption is the strategy option that says what a strategy's data
+// travels over (the parameter server's mesh or grpc).
+const transportOption = "transport"
+
+// strategyName is the strategy with its transport where that is not the
+// default mesh: "ps", "ps/grpc". The transports of one algorithm are two
+// series, named apart wherever both ran.
+func strategyName(r *results.Record) string {
+	if t := r.Options[transportOption]; t != "" && t != "mesh" {
+		return r.Strategy + "/" + t
 	}
 	return r.Strategy
 }

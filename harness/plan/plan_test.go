@@ -79,8 +79,10 @@ func TestDefaultPlan(t *testing.T) {
 			t.Errorf("strategy %s is missing from the default plan", s)
 		}
 	}
-	if collectives != 2*len(got) {
-		t.Errorf("%d launches for %d strategies × 2 world sizes", collectives, len(got))
+	// Every strategy at both world sizes, and the parameter server over
+	// gRPC at np 2 beside it.
+	if collectives != 2*len(got)+1 {
+		t.Errorf("%d launches for %d strategies × 2 world sizes and ps/grpc at np 2", collectives, len(got))
 	}
 	ids := exp.IDs()
 	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {

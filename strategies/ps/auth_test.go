@@ -173,7 +173,7 @@ func allReduceChecked(t *testing.T, comms []collective.Comm) {
 // first RPC, and the job goes on with correct results.
 func TestStrangersAreRefused(t *testing.T) {
 	const n = 3
-	d := dedicatedWorld(t, n, map[string]string{"servers": "2"}, time.Minute)
+	d := dedicatedWorld(t, n, map[string]string{"transport": "grpc", "servers": "2"}, time.Minute)
 	defer closeAll(d.comms)
 	addr := d.addr(t, 0)
 	allReduceChecked(t, d.comms)
@@ -238,7 +238,7 @@ func TestStrangersAreRefused(t *testing.T) {
 // results: a message that can be refused does not fail the job.
 func TestMalformedMessagesAreRefused(t *testing.T) {
 	const n = 3
-	d := dedicatedWorld(t, n, map[string]string{"servers": "2"}, time.Minute)
+	d := dedicatedWorld(t, n, map[string]string{"transport": "grpc", "servers": "2"}, time.Minute)
 	defer closeAll(d.comms)
 	allReduceChecked(t, d.comms)
 	member := wire.HandshakeConfig{Service: wire.ServicePS, JobID: testJob, Token: testToken, Rank: 1, Size: n + 2}

@@ -49,7 +49,7 @@ func newLocalConn(s *server, rank, size int) *serverConn {
 }
 
 func newMeshConn(index, rank, size int, l *meshLink) *serverConn {
-	c := &serverConn{index: index, rank: uint32(rank), size: size, ready: make(chan struct{}), addr: l.tr.PeerAddr(l.peer), mesh: l}
+	c := &serverConn{index: index, rank: uint32(rank), size: size, ready: make(chan struct{}), addr: meshAddr(l.tr, l.peer), mesh: l}
 	l.wire = &c.wire
 	close(c.ready)
 	return c

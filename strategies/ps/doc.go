@@ -1,21 +1,52 @@
 // Package ps is the parameter-server strategy: k servers hold shards of
 // every tensor, workers push to them and pull from them, and the servers do
 // the reduction, as in the parameter servers of DistBelief, MXNet's KVStore
-// and BytePS. It speaks gRPC.
+// and BytePS. Its data travels over the job's own transport mesh (option
+// transport=mesh, the default) or over gRPC (transport=grpc), so that what
+// gRPC costs a parameter server is itself a benchmark.
+//
+// # Transports
+//
+// Over the mesh, pushes and pulls are tagged messages of the project's
+// transport (tags with bit 62 set, which the engine's never are; mesh.go),
+// with everything the ring has: aligned frames, receives posted ahead,
+// link shaping, heartbeats, the handshake and the abort. A server posts
+// each pushed piece as a reducing receive, so the connection's reader
+// reduces it straight into the round's accumulator a few kilobytes at a
+// time; the first arrival at each byte is copied there instead (a per-chunk
+// high-water mark says where something has arrived), with no staging
+// buffer either way. Pulls are sent from the accumulator. A colocated
+// worker's own part of an in-place reduction (allreduce) costs no copy at
+// all: it lends its tensor as the accumulator of its shard, the other
+// workers' pushes are reduced into it and their pulls sent from it, and it
+// returns once they have pulled (round_lend.go). At np 2 such an allreduce
+// moves, copies and reduces exactly what a ring's does.
+//
+// Nothing of the control plane needs gRPC over the mesh either: the mesh's
+// handshake already proves every peer's rank and job, its heartbeats
+// already tell a stopped peer from a starved one, and its abort already
+// reaches every rank, servers included; hello, abort and goodbye are
+// therefore a header each, or nothing. Keeping gRPC for them would mean a
+// second set of connections, a second liveness regime and a second abort
+// path to keep in agreement with the first, for messages the mesh carries
+// anyway. gRPC carries everything for transport=grpc, as described below.
 //
 // # Roles and placement
 //
 // Servers are either colocated (the default: worker i < k also runs server
 // i, in-process, a goroutine started by New) or dedicated (k extra
 // processes beside the np workers, as BytePS's CPU servers: a launcher asks
-// ServerProcesses how many, starts them and calls Serve in each). Servers
-// publish host:port under "ps/server/<i>" in the job's rendezvous store;
-// workers read them there, dial, and check with a hello that each server is
-// the one they expect, of a job of their size. New never waits for another
-// process: connections are made in the background and operations wait for
-// the ones they need. A colocated worker reaches its own server by direct
-// calls rather than through the loopback network stack, as BytePS uses
-// shared memory for its local server.
+// ServerProcesses how many, starts them and calls Serve in each). Over the
+// mesh, dedicated servers are ranks of the job's mesh after the workers
+// (server i is rank np+i; driver.ServerConfig.Transport), which a launcher
+// builds for workers and servers alike; a colocated server is its worker's
+// rank. Over gRPC, servers publish host:port under "ps/server/<i>" in the
+// job's rendezvous store; workers read them there, dial, and check with a
+// hello that each server is the one they expect, of a job of their size.
+// New never waits for another process: connections are made in the
+// background and operations wait for the ones they need. A colocated worker
+// reaches its own server by direct calls rather than through the loopback
+// network stack, as BytePS uses shared memory for its local server.
 //
 // # Collectives
 //
@@ -48,10 +79,17 @@
 // parameters on the servers, which apply SGD with momentum to the gradients
 // workers push; the option "staleness" selects synchronous (0) or
 // asynchronous, bounded-staleness training. See collective.ParamServer.
+// Synchronously, a step's gradients are summed in rank order once all have
+// arrived, so a seed gives the same parameters, bit for bit, over either
+// transport and whatever order the pushes arrive in. Over the mesh, a
+// training push is acknowledged once applied (or refused, and why), as a
+// gRPC push is.
 //
 // # Who may connect
 //
-// Every connection to a server opens with the project's one handshake
+// Over the mesh, the mesh's handshake admits only the job's ranks, and a
+// request's header must carry its sender's rank. Over gRPC, every
+// connection to a server opens with the project's one handshake
 // (internal/wire, HMAC over the job token, as the mesh's and the store's,
 // for the ps service, so that no other service's handshake passes), run by
 // gRPC transport credentials before HTTP/2 starts: a process without the
@@ -65,6 +103,13 @@
 // stream that carried it had already changed the server's state.
 //
 // # Failure
+//
+// Over the mesh, a server that finds a request broken, or a pull it cannot
+// answer by the operation's deadline, fails and aborts the mesh with why;
+// a worker whose pull runs into its own deadline asks the server what it
+// waited for (a why), and names it as stopped or stuck if it does not
+// answer within the diagnosis budget; a dead peer is the mesh's to find,
+// with its rank and address. The rest of this section is gRPC's.
 //
 // Every RPC runs under the operation's deadline (Config.Timeout). A server
 // that dies fails the RPCs in flight to it at once (its connections reset)
@@ -90,7 +135,8 @@
 //
 // # Liveness
 //
-// A stopped process (SIGSTOP, a hung host) and a starved one (a saturated
+// Over the mesh, liveness is the mesh's (internal/transport). Over gRPC: a
+// stopped process (SIGSTOP, a hung host) and a starved one (a saturated
 // CPU) look alike to TCP, whose kernel acknowledges data for both. They
 // differ in gRPC's HTTP/2 pings, which user-space goroutines answer: late
 // when starved, never when stopped. Both ends ping a connection silent for
@@ -156,11 +202,12 @@
 //
 // # Options
 //
+//	transport     mesh (default) or grpc: what the servers' data travels over
 //	servers       number of servers k; default: one per worker
 //	placement     colocated (default) or dedicated
 //	staleness     training: 0 synchronous (default), s > 0 bounded staleness
 //	chunk         streaming unit, 64B to 16MiB; default 1MiB
 //	partition     smallest piece a tensor is split into across servers; default 256KiB
-//	host          address colocated servers listen on; default 127.0.0.1
-//	peer-timeout  a peer silent this long, keepalive acks included, is dead; default 60s
+//	host          gRPC: address colocated servers listen on; default 127.0.0.1
+//	peer-timeout  gRPC: a peer silent this long, keepalive acks included, is dead; default 60s
 package ps

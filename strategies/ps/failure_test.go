@@ -28,7 +28,8 @@ func TestServerDeathNamesServer(t *testing.T) {
 		timeout = time.Minute
 		prompt  = 10 * time.Second
 	)
-	d := dedicatedWorld(t, n, map[string]string{"servers": "2", "chunk": "64KiB"}, timeout)
+	// Over gRPC: over the mesh, see TestMeshServerFailureIsNamed.
+	d := dedicatedWorld(t, n, map[string]string{"transport": "grpc", "servers": "2", "chunk": "64KiB"}, timeout)
 	defer closeAll(d.comms)
 	dead := d.addr(t, 1)
 
@@ -123,11 +124,14 @@ func TestDeadlineNamesWhatIsMissing(t *testing.T) {
 	// (1 s).
 	const timeout = 2 * time.Second
 	for _, tc := range []struct {
-		name  string
-		delay time.Duration
+		name      string
+		transport string
+		delay     time.Duration // of the servers' gRPC writes
+		where     string        // how rank 2 is named
 	}{
-		{"prompt", 0},
-		{"late requests", 200 * time.Millisecond},
+		{"grpc/prompt", "grpc", 0, "rank 2 (127.0.0.1:"},
+		{"grpc/late requests", "grpc", 200 * time.Millisecond, "rank 2 (127.0.0.1:"},
+		{"mesh", "mesh", 0, "rank 2"}, // the in-memory mesh has no addresses
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 3
@@ -137,7 +141,7 @@ func TestDeadlineNamesWhatIsMissing(t *testing.T) {
 			for r := range trs {
 				trs[r] = slowConns{mem[r], &delay}
 			}
-			comms := colocatedWorldOver(t, newMemStore(), trs, nil, timeout)
+			comms := colocatedWorldOver(t, newMemStore(), trs, map[string]string{"transport": tc.transport}, timeout)
 			defer closeAll(comms)
 			// Every worker connects, says hello and completes a first
 			// allreduce while nothing is slow.
@@ -169,7 +173,7 @@ func TestDeadlineNamesWhatIsMissing(t *testing.T) {
 				if !errors.Is(err, collective.ErrTimeout) && !strings.Contains(err.Error(), "aborted") {
 					t.Errorf("rank %d: neither a timeout nor another rank's abort: %v", r, err)
 				}
-				if !strings.Contains(err.Error(), "pushes began from ranks [0 1]") || !strings.Contains(err.Error(), "none yet from rank 2 (127.0.0.1:") {
+				if !strings.Contains(err.Error(), "pushes began from ranks [0 1]") || !strings.Contains(err.Error(), "none yet from "+tc.where) {
 					t.Errorf("rank %d: error does not say who pushed and who did not: %v", r, err)
 				}
 			}

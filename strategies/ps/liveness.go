@@ -96,6 +96,12 @@ func (s *server) linkLost(l *link) {
 
 // whereIs names worker w and its address, as this server knows it.
 func (s *server) whereIs(w uint32) string {
+	if s.mesh != nil {
+		if addr := s.mesh.tr.PeerAddr(int(w)); addr != "" {
+			return fmt.Sprintf("rank %d (%s)", w, addr)
+		}
+		return fmt.Sprintf("rank %d", w)
+	}
 	s.mu.Lock()
 	l := s.links[w]
 	s.mu.Unlock()

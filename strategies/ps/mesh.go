@@ -5,9 +5,11 @@ package ps
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
@@ -27,12 +29,26 @@ const (
 	// ranges it pulled, in the order asked for, each range cut at the
 	// shard's chunk grid.
 	meshResponses uint64 = 1<<62 | 2
+	// meshWhy carries, from a server to a worker, the answer to a why: what
+	// the worker's timed-out pull waited for, as the server sees it, in a
+	// message of whyMessage bytes (a 4-byte length, then the text).
+	meshWhy uint64 = 1<<62 | 3
+	// meshAcks carries, from a server to a worker, the end of a training
+	// push (init or gradient): taken, or refused and why, in a message of
+	// whyMessage bytes (no text: taken). A collective's push needs none:
+	// its pulls say everything arrived.
+	meshAcks uint64 = 1<<62 | 4
 )
+
+const whyMessage = 4 + maxAbortText
 
 // meshLink is a worker's path to one server over the mesh.
 type meshLink struct {
 	tr   driver.Transport
 	peer int // the server's rank in the mesh
+	rank uint32
+	// timeout is the operation timeout, which sizes a why's budget.
+	timeout time.Duration
 	// mu keeps the messages of one request together and requests in the
 	// order their responses are posted for: concurrent operations of
 	// different groups may talk to one server at once.
@@ -69,16 +85,20 @@ func (l *meshLink) sendHeader(ctx context.Context, h *header) error {
 // safe.
 func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pulls []pullReq) error {
 	var posted []driver.Posted
+	var of []int // the pull each posted receive is part of
+	var ack []byte
+	var acked driver.Posted
+	start := time.Now()
 	l.mu.Lock()
 	err := func() error {
-		for _, p := range pulls {
+		for i, p := range pulls {
 			var err error
 			gridPieces(int(p.h.offset), len(p.dst), int(p.h.chunk), func(lo, hi int) {
 				if err == nil {
 					var r driver.Posted
 					at := lo - int(p.h.offset)
 					r, err = l.tr.PostRecv(l.peer, meshResponses, p.dst[at:at+hi-lo])
-					posted = append(posted, r)
+					posted, of = append(posted, r), append(of, i)
 				}
 			})
 			if err != nil {
@@ -86,6 +106,14 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 			}
 		}
 		if h != nil {
+			if h.kind != kindPush {
+				ack = make([]byte, whyMessage)
+				r, err := l.tr.PostRecv(l.peer, meshAcks, ack)
+				if err != nil {
+					return err
+				}
+				acked = r
+			}
 			if err := l.push(ctx, *h, pieces); err != nil {
 				return err
 			}
@@ -101,8 +129,19 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 	if err != nil {
 		return err
 	}
-	for _, r := range posted {
+	if acked != nil {
+		if err := acked.Wait(ctx); err != nil {
+			return err
+		}
+		if n := min(int(binary.LittleEndian.Uint32(ack)), maxAbortText); n > 0 {
+			return fmt.Errorf("refused: %s", wire.Sanitize(string(ack[4:4+n]), maxAbortText))
+		}
+	}
+	for i, r := range posted {
 		if err := r.Wait(ctx); err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return l.explain(ctx, &pulls[of[i]].h, start)
+			}
 			return err
 		}
 	}
@@ -136,6 +175,54 @@ func (l *meshLink) push(ctx context.Context, h header, pieces []piece) error {
 	return l.sendHeader(ctx, &end)
 }
 
+// explain is the error of a pull that this worker's deadline cut: what it
+// waited for, as the server says when asked (why), within a diagnosis
+// budget; a server that does not answer is named as the likely cause.
+func (l *meshLink) explain(ctx context.Context, h *header, start time.Time) error {
+	te := &collective.TimeoutError{After: time.Since(start), Waiting: h.waitedFor()}
+	budget := diagnosisBudget(l.timeout)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	text, err := l.why(dctx, h)
+	switch {
+	case err == nil:
+		te.Cause = "the server says: " + text
+	case dctx.Err() != nil:
+		te.Cause = fmt.Sprintf("the server did not answer within %v either: its process is stopped, stuck, or too starved of CPU to answer", budget)
+	default:
+		te.Cause = fmt.Sprintf("asking the server what it waited for failed: %v", err)
+	}
+	return te
+}
+
+// why asks the server what a request with header h waits for.
+func (l *meshLink) why(ctx context.Context, h *header) (string, error) {
+	buf := make([]byte, whyMessage)
+	r, err := l.tr.PostRecv(l.peer, meshWhy, buf)
+	if err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	err = l.sendHeader(ctx, &header{kind: kindWhy, rank: l.rank, group: h.group, seq: h.seq, name: h.name, aux: uint32(h.kind)})
+	l.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	if err := r.Wait(ctx); err != nil {
+		return "", err
+	}
+	n := min(int(binary.LittleEndian.Uint32(buf)), maxAbortText)
+	return wire.Sanitize(string(buf[4:4+n]), maxAbortText), nil
+}
+
+// whyAnswer encodes a why's answer as a whyMessage.
+func whyAnswer(text string) []byte {
+	text = wire.Sanitize(text, maxAbortText)
+	b := make([]byte, whyMessage)
+	binary.LittleEndian.PutUint32(b, uint32(copy(b[4:], text)))
+	return b
+}
+
 // bye tells the server this worker has closed.
 func (l *meshLink) bye(ctx context.Context, rank uint32) error {
 	l.mu.Lock()
@@ -162,7 +249,15 @@ func (c *serverConn) meshErr(op string, err error) error {
 	if errors.As(err, &se) && se.Index == c.index {
 		return err
 	}
-	return &ServerError{Index: c.index, Addr: fmt.Sprintf("rank %d, %s", c.mesh.peer, c.mesh.tr.PeerAddr(c.mesh.peer)), Op: op, Err: err}
+	return &ServerError{Index: c.index, Addr: meshAddr(c.mesh.tr, c.mesh.peer), Op: op, Err: err}
+}
+
+// meshAddr names a mesh rank and its address: "rank 5, 10.0.0.2:4100".
+func meshAddr(tr driver.Transport, rank int) string {
+	if addr := tr.PeerAddr(rank); addr != "" {
+		return fmt.Sprintf("rank %d, %s", rank, addr)
+	}
+	return fmt.Sprintf("rank %d", rank)
 }
 
 // joinMesh sets the world up over the job's transport mesh: colocated
@@ -180,15 +275,17 @@ func (w *world) joinMesh() error {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	if cfg.Rank < w.k {
 		w.local = newServer(cfg.Rank, cfg.Size, wire.HandshakeConfig{}, w.o.peerTimeout, cfg.Logf)
-		w.local.mesh = newMeshServer(w.local, w.tr, cfg.OpTimeout())
-		w.local.mesh.start(cfg.Size, cfg.Rank)
+		if w.tr != nil { // nil: a world of one, served by direct calls alone
+			w.local.mesh = newMeshServer(w.local, w.tr, cfg.OpTimeout())
+			w.local.mesh.start(cfg.Size, cfg.Rank)
+		}
 	}
 	w.conns = make([]*serverConn, w.k)
 	for i := range w.k {
 		if i == cfg.Rank {
 			w.conns[i] = newLocalConn(w.local, cfg.Rank, cfg.Size)
 		} else {
-			w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: i})
+			w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: i, rank: uint32(cfg.Rank), timeout: cfg.OpTimeout()})
 		}
 	}
 	return nil
@@ -210,7 +307,7 @@ func (w *world) joinServerMesh() error {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.conns = make([]*serverConn, w.k)
 	for i := range w.k {
-		w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: cfg.Size + i})
+		w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: cfg.Size + i, rank: uint32(cfg.Rank), timeout: cfg.OpTimeout()})
 	}
 	return nil
 }

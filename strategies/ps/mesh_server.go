@@ -55,7 +55,7 @@ func (m *meshServer) stop() {
 }
 
 func (m *meshServer) who(w int) string {
-	return fmt.Sprintf("worker rank %d (%s)", w, m.tr.PeerAddr(w))
+	return "worker " + m.s.whereIs(uint32(w))
 }
 
 // fail latches err as the job's failure on this server and aborts the
@@ -100,13 +100,29 @@ func (m *meshServer) serve(w int) {
 		case kindPush, kindInit, kindGrad:
 			err = m.accept(w, &st, &h)
 		case kindDone:
+			training := st.p != nil
 			err = m.finish(&st)
+			if training { // acknowledged: taken, or why not
+				text := ""
+				if err != nil {
+					text = err.Error()
+				}
+				ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
+				if serr := m.tr.Send(ctx, w, meshAcks, whyAnswer(text)); err == nil {
+					err = serr
+				}
+				cancel()
+			}
 		case kindPull, kindParams:
 			select {
 			case pulls <- h:
 			case <-m.ctx.Done():
 				return
 			}
+		case kindWhy:
+			ctx, cancel := context.WithTimeout(m.ctx, diagnosisBudget(m.timeout))
+			err = m.tr.Send(ctx, w, meshWhy, whyAnswer(m.s.whyText(&h)))
+			cancel()
 		case kindBye:
 			m.s.goodbye(h.rank)
 			return

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 	"google.golang.org/grpc/mem"
 )
 
@@ -52,7 +53,10 @@ type paramShard struct {
 }
 
 type gradStep struct {
-	sum   []float32
+	// per holds each worker's gradient, summed in rank order once all
+	// have arrived: the same bits whatever order they arrived in, over
+	// either transport, as a reference computed in rank order.
+	per   [][]float32
 	bytes int
 	lr    float32 // the learning rate the step's first piece carried
 	rank  uint32  // whose piece that was
@@ -266,10 +270,10 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 	}
 	st := p.steps[h.seq]
 	if st == nil {
-		if err := p.srv.reserve(p.shard, fmt.Sprintf("key %q step %d", p.name, h.seq)); err != nil {
+		if err := p.srv.reserve(p.workers*p.shard, fmt.Sprintf("key %q step %d", p.name, h.seq)); err != nil {
 			return err
 		}
-		st = &gradStep{sum: make([]float32, p.shard/4), lr: h.lr, rank: h.rank}
+		st = &gradStep{per: make([][]float32, p.workers), lr: h.lr, rank: h.rank}
 		p.steps[h.seq] = st
 	} else if h.lr != st.lr {
 		return fmt.Errorf("%w: key %q step %d: rank %d pushed learning rate %g, rank %d pushed %g (every worker's gradient of a step must carry the same rate)",
@@ -278,7 +282,12 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 	if st.bytes+int(h.length) > p.workers*p.shard {
 		return fmt.Errorf("key %q step %d: more gradient bytes than %d workers send", p.name, h.seq, p.workers)
 	}
-	reduceSegs(collective.Float32, collective.Sum, f32bytes(st.sum[lo:lo+n]), segs)
+	g := st.per[h.rank]
+	if g == nil {
+		g = make([]float32, p.shard/4)
+		st.per[h.rank] = g
+	}
+	copySegs(f32bytes(g[lo:lo+n]), segs)
 	st.bytes += int(h.length)
 	// Apply every complete step in order.
 	for {
@@ -286,9 +295,13 @@ func (p *paramShard) putGrad(h *header, segs [][]byte) error {
 		if st == nil || st.bytes < p.workers*p.shard {
 			break
 		}
-		p.sgd(0, st.sum, float32(p.workers), st.lr)
+		sum := st.per[0]
+		for _, g := range st.per[1:] {
+			kernels.Reduce(collective.Float32, collective.Sum, f32bytes(sum), f32bytes(g))
+		}
+		p.sgd(0, sum, float32(p.workers), st.lr)
 		delete(p.steps, p.applied)
-		p.srv.unreserve(p.shard)
+		p.srv.unreserve(p.workers * p.shard)
 		p.applied++
 		p.notify()
 	}

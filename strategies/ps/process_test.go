@@ -98,8 +98,12 @@ func runRole(role string) error {
 		if err != nil {
 			return err
 		}
+		tr, err := serverMesh(ctx, j, store, index, k)
+		if err != nil {
+			return err
+		}
 		return s.(driver.Servers).Serve(ctx, driver.ServerConfig{
-			Index: index, Count: k, Workers: j.workers, Store: store, Timeout: j.timeout, Options: j.opts,
+			Index: index, Count: k, Workers: j.workers, Store: store, Transport: tr, Timeout: j.timeout, Options: j.opts,
 			JobID: testJob, Token: testToken, Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 		})
 	case "worker":
@@ -119,7 +123,7 @@ func runRole(role string) error {
 // newTCPWorker is worker rank of j, on the TCP mesh, as a launcher makes it.
 func newTCPWorker(ctx context.Context, j job, store driver.Store, rank int) (collective.Comm, error) {
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
-		Rank: rank, Size: j.workers, Store: store, JobID: testJob, Token: testToken,
+		Rank: rank, Size: j.workers + j.meshServers(), Store: store, JobID: testJob, Token: testToken,
 		ConnectTimeout: time.Minute,
 		// Collectives of ps do not use the mesh: its own liveness stays
 		// out of what these tests look at.
@@ -131,6 +135,29 @@ func newTCPWorker(ctx context.Context, j job, store driver.Store, rank int) (col
 	return collective.New(ctx, ps.Name, collective.Config{
 		Rank: rank, Size: j.workers, Transport: tr, Store: store, Timeout: j.timeout, Options: j.opts,
 		JobID: testJob, Token: testToken,
+	})
+}
+
+// meshServers is how many dedicated servers are ranks of the job's mesh:
+// all of them over transport=mesh, none over gRPC.
+func (j job) meshServers() int {
+	if j.opts["transport"] == "grpc" || j.opts["placement"] != "dedicated" {
+		return 0
+	}
+	s, _ := collective.Lookup(ps.Name)
+	k, _ := s.(driver.Servers).ServerProcesses(j.opts, j.workers)
+	return k
+}
+
+// serverMesh is dedicated server index's end of the job's mesh, as a
+// launcher makes it, or nil over gRPC.
+func serverMesh(ctx context.Context, j job, store driver.Store, index, k int) (driver.Transport, error) {
+	if j.meshServers() == 0 {
+		return nil, nil
+	}
+	return transport.NewTCP(ctx, transport.TCPOptions{
+		Rank: j.workers + index, Size: j.workers + k, Store: store, JobID: testJob, Token: testToken,
+		ConnectTimeout: time.Minute,
 	})
 }
 
@@ -281,7 +308,7 @@ const slack = 15 * time.Second
 
 // stopJob is the job of a stop case: dedicated placement, two servers.
 func stopJob(addr string, n int, extra map[string]string, timeout time.Duration) job {
-	opts := map[string]string{"placement": "dedicated", "servers": "2"}
+	opts := map[string]string{"transport": "grpc", "placement": "dedicated", "servers": "2"}
 	maps.Copy(opts, extra)
 	return job{store: addr, workers: n, opts: opts, timeout: timeout}
 }
@@ -404,10 +431,18 @@ func inProcess(t *testing.T, store driver.Store, j job, childServer, childWorker
 	for i := range k {
 		if i != childServer {
 			served.Go(func() {
+				tr, err := serverMesh(ctx, j, store, i, k)
+				if err != nil {
+					t.Errorf("server %d: %v", i, err)
+					return
+				}
 				servers.Serve(ctx, driver.ServerConfig{
-					Index: i, Count: k, Workers: j.workers, Store: store, Timeout: j.timeout, Options: j.opts,
+					Index: i, Count: k, Workers: j.workers, Store: store, Transport: tr, Timeout: j.timeout, Options: j.opts,
 					JobID: testJob, Token: testToken,
 				})
+				if tr != nil {
+					tr.Close()
+				}
 			})
 		}
 	}
@@ -438,4 +473,51 @@ func inProcess(t *testing.T, store driver.Store, j job, childServer, childWorker
 	slices.SortFunc(comms, func(a, b collective.Comm) int { return a.Rank() - b.Rank() })
 	t.Cleanup(func() { closeAll(comms) })
 	return comms
+}
+
+// TestMeshServerFailureIsNamed stops (SIGSTOP) or kills (SIGKILL) a
+// dedicated server's process, a rank of the job's mesh, while workers run
+// allreduces through it: every worker fails within the bound with an error
+// that names the server, its mesh rank and its address.
+func TestMeshServerFailureIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		bound time.Duration
+	}{
+		// The deadline comes first, and the server does not answer a why.
+		{"stopped", syscall.SIGSTOP, 3*time.Second + time.Second},
+		// Its connections reset at once.
+		{"killed", syscall.SIGKILL, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, store := storeFor(t)
+			j := job{store: addr, workers: 2, opts: map[string]string{"placement": "dedicated", "servers": "2"}, timeout: 3 * time.Second}
+			server1 := start(t, j, "server", 1)
+			comms := inProcess(t, store, j, 1, -1)
+			v, err := store.Get(t.Context(), "transport/addr/3") // server 1 is the mesh's rank 2+1
+			if err != nil {
+				t.Fatal(err)
+			}
+			named := fmt.Sprintf("server 1 (rank 3, %s)", v)
+			var at time.Time
+			out := loop(comms, j.workers, 3, func(func()) { at = time.Now(); server1.signal(t, tc.sig) })
+			for r, o := range out {
+				if o.err == nil {
+					t.Fatalf("rank %d: no failure with server 1 %s", r, tc.name)
+				}
+				took := o.at.Sub(at)
+				t.Logf("rank %d after %v: %v", r, took.Round(time.Millisecond), o.err)
+				if !strings.Contains(o.err.Error(), named) {
+					t.Errorf("rank %d: error does not name %s", r, named)
+				}
+				if took > tc.bound+slack {
+					t.Errorf("rank %d: failed %v after the %s, beyond the bound of %v", r, took, tc.name, tc.bound)
+				}
+			}
+		})
+	}
 }

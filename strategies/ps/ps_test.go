@@ -187,6 +187,29 @@ func TestConformanceColocatedFewerServers(t *testing.T) {
 	}, collectivetest.Options{WorldSizes: []int{5}, Short: true})
 }
 
+// The gRPC transport (transport=grpc) through the same suite, colocated
+// and dedicated.
+func TestConformanceGRPC(t *testing.T) {
+	grpc := func(extra map[string]string) map[string]string {
+		return testOptions(maps.Collect(func(yield func(string, string) bool) {
+			yield("transport", "grpc")
+			for k, v := range extra {
+				yield(k, v)
+			}
+		}))
+	}
+	t.Run("colocated", func(t *testing.T) {
+		collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+			return colocatedWorld(t, n, grpc(map[string]string{"chunk": "32KiB"}), 2*time.Minute)
+		}, collectivetest.Options{WorldSizes: []int{1, 2, 5}, Short: true})
+	})
+	t.Run("dedicated", func(t *testing.T) {
+		collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+			return dedicatedWorld(t, n, grpc(map[string]string{"servers": "3"}), 2*time.Minute).comms
+		}, collectivetest.Options{WorldSizes: []int{2, 4}, Short: true})
+	})
+}
+
 func TestConformanceDedicated(t *testing.T) {
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
 		return dedicatedWorld(t, n, testOptions(nil), 2*time.Minute).comms
@@ -220,6 +243,9 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"peer-timeout": "2h"}, false},
 		{map[string]string{"peer-timeout": "soon"}, false},
 		{map[string]string{"algo": "tree"}, false},
+		{map[string]string{"transport": "grpc"}, true},
+		{map[string]string{"transport": "mesh", "placement": "dedicated"}, false}, // no mesh with its servers
+		{map[string]string{"transport": "tcp"}, false},
 	} {
 		c, err := collective.New(t.Context(), ps.Name, collective.Config{Rank: 0, Size: 1, Options: tc.opts})
 		if (err == nil) != tc.ok {
@@ -229,11 +255,14 @@ func TestOptions(t *testing.T) {
 			c.Close()
 		}
 	}
-	// Colocated servers cannot outnumber the workers; two workers need a store.
+	// Colocated servers cannot outnumber the workers; two workers over
+	// gRPC need a store for the servers' addresses; dedicated servers over
+	// the mesh must be ranks of it.
 	trs := transport.NewMemWorld(2, transport.MemOptions{})
 	for _, cfg := range []collective.Config{
 		{Rank: 0, Size: 2, Transport: trs[0], Store: newMemStore(), Options: map[string]string{"servers": "3"}},
-		{Rank: 0, Size: 2, Transport: trs[0]},
+		{Rank: 0, Size: 2, Transport: trs[0], Options: map[string]string{"transport": "grpc"}},
+		{Rank: 0, Size: 2, Transport: trs[0], Options: map[string]string{"placement": "dedicated"}},
 	} {
 		if c, err := collective.New(t.Context(), ps.Name, cfg); err == nil {
 			c.Close()
@@ -264,7 +293,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	s, _ := collective.Lookup(ps.Name)
 	servers := s.(driver.Servers)
 	store := newMemStore()
-	ded := map[string]string{"placement": "dedicated"}
+	ded := map[string]string{"transport": "grpc", "placement": "dedicated"}
 	tok := testToken
 	for name, cfg := range map[string]driver.ServerConfig{
 		"colocated":        {Index: 0, Count: 2, Workers: 2, Store: store, Token: tok},
@@ -272,9 +301,10 @@ func TestServeRefusesBadConfig(t *testing.T) {
 		"index too large":  {Index: 2, Count: 2, Workers: 2, Store: store, Options: ded, Token: tok},
 		"no store":         {Index: 0, Count: 2, Workers: 2, Options: ded, Token: tok},
 		"no workers":       {Index: 0, Count: 0, Workers: 0, Store: store, Options: ded, Token: tok},
-		"unknown option":   {Index: 0, Count: 2, Workers: 2, Store: store, Options: map[string]string{"placement": "dedicated", "x": "1"}, Token: tok},
+		"unknown option":   {Index: 0, Count: 2, Workers: 2, Store: store, Options: map[string]string{"transport": "grpc", "placement": "dedicated", "x": "1"}, Token: tok},
 		"unusable address": {Index: 0, Count: 2, Workers: 2, Store: store, Options: ded, ListenHost: "192.0.2.1", Token: tok},
 		"no token":         {Index: 0, Count: 2, Workers: 2, Store: store, Options: ded},
+		"mesh, no mesh":    {Index: 0, Count: 2, Workers: 2, Store: store, Options: map[string]string{"placement": "dedicated"}, Token: tok},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		err := servers.Serve(ctx, cfg)
@@ -294,7 +324,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 func TestHelloRefusesAnotherJob(t *testing.T) {
 	s, _ := collective.Lookup(ps.Name)
 	store := newMemStore()
-	opts := map[string]string{"placement": "dedicated", "servers": "1"}
+	opts := map[string]string{"transport": "grpc", "placement": "dedicated", "servers": "1"}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go s.(driver.Servers).Serve(ctx, driver.ServerConfig{Index: 0, Count: 1, Workers: 3, Store: store, Options: opts, JobID: testJob, Token: testToken})
