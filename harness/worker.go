@@ -70,7 +70,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 		}
 		link = &l
 	}
-	servers, err := serverProcesses(spec)
+	servers, err := meshServers(spec)
 	if err != nil {
 		return err
 	}
@@ -149,30 +149,35 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 		link = &l
 		cfg.ShapeConn = transport.NewNIC(l).Conn
 	}
-	// The server is a rank of the job's mesh, after the workers.
-	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
-		Rank: spec.NP + index, Size: spec.NP + n, Store: store, JobID: jobID, Token: token,
-		ListenHost: host, ConnectTimeout: timeout, Link: link, Spin: launch.Spin(getenv),
-	})
-	if err != nil {
-		return fmt.Errorf("server %d: joining the job's mesh: %w", index, err)
+	if inMesh, err := meshServers(spec); err != nil {
+		return err
+	} else if inMesh > 0 {
+		// The server is a rank of the job's mesh, after the workers.
+		tr, err := transport.NewTCP(ctx, transport.TCPOptions{
+			Rank: spec.NP + index, Size: spec.NP + n, Store: store, JobID: jobID, Token: token,
+			ListenHost: host, ConnectTimeout: timeout, Link: link, Spin: launch.Spin(getenv),
+		})
+		if err != nil {
+			return fmt.Errorf("server %d: joining the job's mesh: %w", index, err)
+		}
+		defer tr.Close()
+		cfg.Transport = tr
 	}
-	defer tr.Close()
-	cfg.Transport = tr
 	return srv.Serve(ctx, cfg)
 }
 
-// serverProcesses is how many server processes spec's strategy runs beside
-// the workers (0 for most).
-func serverProcesses(spec *job.Spec) (int, error) {
+// meshServers is how many server processes spec's strategy runs beside the
+// workers as ranks of the job's mesh (0 for most).
+func meshServers(spec *job.Spec) (int, error) {
 	st, err := collective.Lookup(spec.Strategy)
 	if err != nil {
 		return 0, err
 	}
-	if sv, ok := st.(driver.Servers); ok {
-		return sv.ServerProcesses(spec.Options, spec.NP)
+	sv, ok := st.(driver.Servers)
+	if m, inMesh := st.(driver.MeshServers); !ok || !inMesh || !m.ServersInMesh(spec.Options) {
+		return 0, nil
 	}
-	return 0, nil
+	return sv.ServerProcesses(spec.Options, spec.NP)
 }
 
 // openStore connects a process that is not a rank (a strategy's server) to

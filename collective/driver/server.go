@@ -44,3 +44,12 @@ type Servers interface {
 	ServerProcesses(opts map[string]string, workers int) (int, error)
 	Serve(ctx context.Context, cfg ServerConfig) error
 }
+
+// MeshServers is an optional interface of a Servers strategy whose server
+// processes are, for some options, ranks of the job's mesh after the
+// workers (ServerConfig.Transport): a launcher then builds the workers'
+// mesh with room for them. Servers that make connections of their own need
+// no place in it.
+type MeshServers interface {
+	ServersInMesh(opts map[string]string) bool
+}

@@ -21,6 +21,7 @@ var (
 	_ collective.Describer       = strategy{}
 	_ collective.OptionValidator = strategy{}
 	_ driver.Servers             = strategy{}
+	_ driver.MeshServers         = strategy{}
 )
 
 func (strategy) Description() string {
@@ -72,6 +73,13 @@ func (strategy) ServerProcesses(opts map[string]string, workers int) (int, error
 		return workers, nil
 	}
 	return o.servers, nil
+}
+
+// ServersInMesh: over the mesh (the default transport), dedicated servers
+// are ranks of it.
+func (strategy) ServersInMesh(opts map[string]string) bool {
+	o, err := parseOptions(opts)
+	return err == nil && o.transport == meshTransport
 }
 
 // Serve runs dedicated server cfg.Index: it listens on cfg.ListenHost,
