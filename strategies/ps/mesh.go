@@ -76,9 +76,8 @@ func (l *meshLink) sendHeader(ctx context.Context, h *header) error {
 	return nil
 }
 
-// exchange pushes pieces under h (when h is not nil) and then pulls each
-// of pulls:
-// the pulls' receives are posted first, into their destinations, so that
+// exchange pulls each of pulls and pushes pieces under h (when h is not
+// nil): the pulls' receives are posted first, into their destinations, so that
 // every piece of the result lands in place as it arrives. A piece of the
 // result comes only after the server has every contribution to it, this
 // worker's push of it included, so pulling into the memory pushed from is
@@ -105,6 +104,14 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 				return err
 			}
 		}
+		// The pulls go first: the server answers them on a goroutine of
+		// its own as chunks complete, so the result streams back while the
+		// push is still going out, as on a full-duplex link it should.
+		for i := range pulls {
+			if err := l.sendHeader(ctx, &pulls[i].h); err != nil {
+				return err
+			}
+		}
 		if h != nil {
 			if h.kind != kindPush {
 				ack = make([]byte, whyMessage)
@@ -115,11 +122,6 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 				acked = r
 			}
 			if err := l.push(ctx, *h, pieces); err != nil {
-				return err
-			}
-		}
-		for i := range pulls {
-			if err := l.sendHeader(ctx, &pulls[i].h); err != nil {
 				return err
 			}
 		}
