@@ -53,6 +53,16 @@ type meshLink struct {
 	// order their responses are posted for: concurrent operations of
 	// different groups may talk to one server at once.
 	mu sync.Mutex
+	// pullFirst: ask for the pulls before pushing. A dedicated server
+	// answers them on a goroutine of its own as chunks complete, so the
+	// result streams back to the worker while its push still goes out:
+	// without that, each phase would leave one direction of the worker's
+	// full-duplex link idle, and take twice as long when the link is the
+	// bound. A colocated server's links are busy both ways in both phases
+	// (every worker pushes and serves at once), so there the overlap buys
+	// no bandwidth, and on a loaded host it costs CPU: its pulls follow the
+	// push.
+	pullFirst bool
 	// wire counts the payload bytes pushed to and pulled from the server,
 	// for dedicated servers' traffic (collective.WireBytes.Servers).
 	wire *wireCount
@@ -104,11 +114,8 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 				return err
 			}
 		}
-		// The pulls go first: the server answers them on a goroutine of
-		// its own as chunks complete, so the result streams back while the
-		// push is still going out, as on a full-duplex link it should.
-		for i := range pulls {
-			if err := l.sendHeader(ctx, &pulls[i].h); err != nil {
+		if l.pullFirst {
+			if err := l.askPulls(ctx, pulls); err != nil {
 				return err
 			}
 		}
@@ -124,6 +131,9 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 			if err := l.push(ctx, *h, pieces); err != nil {
 				return err
 			}
+		}
+		if !l.pullFirst {
+			return l.askPulls(ctx, pulls)
 		}
 		return nil
 	}()
@@ -149,6 +159,16 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 	}
 	for _, p := range pulls {
 		l.wire.recv.Add(int64(len(p.dst)))
+	}
+	return nil
+}
+
+// askPulls sends the pulls' requests. l.mu is held.
+func (l *meshLink) askPulls(ctx context.Context, pulls []pullReq) error {
+	for i := range pulls {
+		if err := l.sendHeader(ctx, &pulls[i].h); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -309,7 +329,7 @@ func (w *world) joinServerMesh() error {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.conns = make([]*serverConn, w.k)
 	for i := range w.k {
-		w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: cfg.Size + i, rank: uint32(cfg.Rank), timeout: cfg.OpTimeout()})
+		w.conns[i] = newMeshConn(i, cfg.Rank, cfg.Size, &meshLink{tr: w.tr, peer: cfg.Size + i, rank: uint32(cfg.Rank), timeout: cfg.OpTimeout(), pullFirst: true})
 	}
 	return nil
 }
