@@ -74,12 +74,14 @@ const (
 	kindParams                 // worker → server: a parameter pull; server → worker: a piece of it
 	kindWhy                    // worker → server: what did my timed-out call wait for? (ack payload: the answer)
 	kindDone                   // worker → server, over the mesh: the push begun before has ended
+	kindSpan                   // worker → server, over the mesh: a push of a range, its payload following cut at the chunk grid
 	kindEnd                    // one past the last kind
 )
 
 var kindNames = [...]string{
 	kindHello: "hello", kindBye: "bye", kindAbort: "abort", kindAck: "ack", kindPush: "push",
 	kindPull: "pull", kindInit: "init", kindGrad: "grad", kindParams: "params", kindWhy: "why", kindDone: "done",
+	kindSpan: "span",
 }
 
 func (k kind) String() string {
@@ -229,7 +231,7 @@ func (h *header) check() error {
 		default:
 			return fmt.Errorf("ps: why about a %s call (accepted: push, pull, init, grad, params)", kind(h.aux))
 		}
-	case kindPush, kindPull, kindInit, kindGrad, kindParams:
+	case kindPush, kindPull, kindInit, kindGrad, kindParams, kindSpan:
 		return h.checkData()
 	}
 	return nil

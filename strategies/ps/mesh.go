@@ -173,28 +173,62 @@ func (l *meshLink) askPulls(ctx context.Context, pulls []pullReq) error {
 	return nil
 }
 
-// push sends each piece as a header and its payload, then the end of the
-// push; with no pieces, a header alone (a worker's part in an init whose
-// values come from rank 0). l.mu is held.
+// push sends a push: a collective's as one span header per contiguous run
+// of pieces, so that the server posts a receive for every piece of it, in
+// place, before the pieces arrive (a piece that found no receive posted
+// would be read into memory of its own and copied); a training key's as a
+// header and a payload per piece (with no pieces, a header alone: a
+// worker's part in an init whose values come from rank 0). Then the end of
+// the push. l.mu is held.
 func (l *meshLink) push(ctx context.Context, h header, pieces []piece) error {
 	if len(pieces) == 0 {
 		pieces = []piece{{}}
 	}
-	for _, p := range pieces {
-		h.offset, h.length = uint64(p.offset), uint64(len(p.data))
-		if err := l.sendHeader(ctx, &h); err != nil {
-			return err
-		}
-		if len(p.data) > 0 {
-			if err := l.tr.Send(ctx, l.peer, meshRequests, p.data); err != nil {
+	if h.kind == kindPush {
+		for i := 0; i < len(pieces); {
+			j, end := i+1, pieces[i].offset+len(pieces[i].data)
+			for j < len(pieces) && pieces[j].offset == end {
+				end += len(pieces[j].data)
+				j++
+			}
+			span := h
+			span.kind, span.offset, span.length = kindSpan, uint64(pieces[i].offset), uint64(end-pieces[i].offset)
+			if err := l.sendHeader(ctx, &span); err != nil {
 				return err
 			}
-			l.wire.sent.Add(int64(len(p.data)))
+			if err := l.sendPayloads(ctx, pieces[i:j]); err != nil {
+				return err
+			}
+			i = j
+		}
+	} else {
+		for i, p := range pieces {
+			h.offset, h.length = uint64(p.offset), uint64(len(p.data))
+			if err := l.sendHeader(ctx, &h); err != nil {
+				return err
+			}
+			if err := l.sendPayloads(ctx, pieces[i:i+1]); err != nil {
+				return err
+			}
 		}
 	}
 	end := h
 	end.kind, end.offset, end.length = kindDone, 0, 0
 	return l.sendHeader(ctx, &end)
+}
+
+// sendPayloads sends each piece's bytes as a message.
+func (l *meshLink) sendPayloads(ctx context.Context, pieces []piece) error {
+	for _, p := range pieces {
+		if len(p.data) == 0 {
+			continue
+		}
+		if err := l.tr.Send(ctx, l.peer, meshRequests, p.data); err != nil {
+			return err
+		}
+		l.wire.sent.Add(int64(len(p.data)))
+	}
+	return nil
 }
 
 // explain is the error of a pull that this worker's deadline cut: what it

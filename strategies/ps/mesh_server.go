@@ -97,7 +97,9 @@ func (m *meshServer) serve(w int) {
 			return
 		}
 		switch h.kind {
-		case kindPush, kindInit, kindGrad:
+		case kindSpan:
+			err = m.acceptSpan(w, &st, &h)
+		case kindInit, kindGrad:
 			err = m.accept(w, &st, &h)
 		case kindDone:
 			training := st.p != nil
@@ -161,29 +163,48 @@ func (m *meshServer) next(w int, hb []byte) (header, error) {
 	return h, nil
 }
 
-// accept takes one piece of a push. A collective's payload is posted as a
-// receive that the connection's reader reduces (or copies) straight into
-// the round's accumulator as it reads it, without this loop waiting for
-// it; a training message's payload is received, then applied.
+// accept takes one piece of a training push: its payload is received,
+// then applied.
 func (m *meshServer) accept(w int, st *pushState, h *header) error {
-	if h.kind != kindPush {
-		var payload []byte
-		if h.length > 0 {
-			payload = make([]byte, h.length)
-			ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
-			err := m.tr.Recv(ctx, w, meshRequests, payload)
-			cancel()
-			if err != nil {
-				return err
-			}
+	var payload []byte
+	if h.length > 0 {
+		payload = make([]byte, h.length)
+		ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
+		err := m.tr.Recv(ctx, w, meshRequests, payload)
+		cancel()
+		if err != nil {
+			return err
 		}
-		return m.s.accept(st, h, [][]byte{payload})
 	}
+	return m.s.accept(st, h, [][]byte{payload})
+}
+
+// acceptSpan takes a span of a collective's push: a receive is posted for
+// each of its pieces at once, which the connection's reader reduces (or
+// copies) straight into the round's accumulator as it reads it, without
+// this loop waiting for it.
+func (m *meshServer) acceptSpan(w int, st *pushState, span *header) error {
 	if st.kind == 0 {
-		st.kind, st.rank = h.kind, h.rank
-	} else if h.kind != st.kind {
-		return fmt.Errorf("a push carrying %s switched to %s", st.kind, h.kind)
+		st.kind, st.rank = kindPush, span.rank
+	} else if st.kind != kindPush {
+		return fmt.Errorf("a push carrying %s switched to a span", st.kind)
 	}
+	if span.length == 0 {
+		return fmt.Errorf("round %s: rank %d pushed an empty span at offset %d", roundKey{span.group, span.seq}, span.rank, span.offset)
+	}
+	var err error
+	gridPieces(int(span.offset), int(span.length), int(span.chunk), func(lo, hi int) {
+		if err == nil {
+			h := *span
+			h.kind, h.offset, h.length = kindPush, uint64(lo), uint64(hi-lo)
+			err = m.post(w, st, &h)
+		}
+	})
+	return err
+}
+
+// post posts the receive of one pushed piece.
+func (m *meshServer) post(w int, st *pushState, h *header) error {
 	if err := pieceErr(h); err != nil {
 		return err
 	}
