@@ -166,9 +166,15 @@ func (r verdictRun) phrase(crossover string) string {
 	return phrase
 }
 
+// isPS: a series of the parameter server, over either transport ("ps",
+// "ps/grpc").
+func isPS(base string) bool { return base == "ps" || strings.HasPrefix(base, "ps/") }
+
 // psFactor is how many times the fastest other strategy's time (the best
 // allreduce, for an allreduce) the parameter server takes at np, as a range
 // over the sizes both measured, with the bounds of its 95% intervals, or "".
+// It is the default transport's (the mesh); ps/grpc is no allreduce to
+// compare it with.
 func psFactor(s *section, np int) string {
 	lo, hi := math.Inf(1), 0.0
 	ciLo, ciHi := math.Inf(1), 0.0
@@ -185,7 +191,7 @@ func psFactor(s *section, np int) string {
 			var best *results.Record
 			bestName := ""
 			for _, other := range s.series {
-				if r := s.at(other, np, b); r != nil && !s.peer[other] && s.base[other] != "ps" && r.TimeUs > 0 && (best == nil || r.TimeUs < best.TimeUs) {
+				if r := s.at(other, np, b); r != nil && !s.peer[other] && !isPS(s.base[other]) && r.TimeUs > 0 && (best == nil || r.TimeUs < best.TimeUs) {
 					best, bestName = r, other
 				}
 			}
