@@ -42,22 +42,24 @@ func benchAllReduce(b *testing.B, comms []collective.Comm, size int) {
 	b.ReportMetric(float64(size)/per/1e9*2*float64(n-1)/float64(n), "busbw-GB/s")
 }
 
-// ringTCP builds a ring world over the TCP mesh on loopback: the yardstick
-// the parameter server's gRPC on loopback is measured against.
-func ringTCP(b *testing.B, n int) []collective.Comm {
+// tcpWorld builds a world of strategy over the TCP mesh on loopback, with
+// options opts.
+func tcpWorld(b *testing.B, strategy string, n int, opts map[string]string) []collective.Comm {
 	store := newMemStore()
 	comms := make([]collective.Comm, n)
 	var wg sync.WaitGroup
 	for r := range n {
 		wg.Go(func() {
 			tr, err := transport.NewTCP(context.Background(), transport.TCPOptions{
-				Rank: r, Size: n, Store: store, JobID: "bench", Token: []byte("bench-token-0123456789"),
+				Rank: r, Size: n, Store: store, JobID: testJob, Token: testToken,
 			})
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			c, err := collective.New(context.Background(), "ring", collective.Config{Rank: r, Size: n, Transport: tr})
+			c, err := collective.New(context.Background(), strategy, collective.Config{
+				Rank: r, Size: n, Transport: tr, Store: store, Options: opts, JobID: testJob, Token: testToken,
+			})
 			if err != nil {
 				b.Error(err)
 				return
@@ -72,9 +74,11 @@ func ringTCP(b *testing.B, n int) []collective.Comm {
 	return comms
 }
 
-// BenchmarkAllReduce compares, at np 2, the parameter server (both
-// placements; gRPC on loopback, workers and servers in this process) with
-// the ring over the in-memory transport and over TCP on loopback.
+// BenchmarkAllReduce compares, at np 2, the parameter server (colocated,
+// over the TCP mesh and over gRPC on loopback; both placements over the
+// in-memory mesh) with the ring over the same meshes, workers and servers
+// all in this process. distbench itself (bench/ps-transport.sh) measures
+// them as separate processes, as a job runs.
 func BenchmarkAllReduce(b *testing.B) {
 	const n = 2
 	for _, size := range []int{64 << 20, 1 << 20} {
@@ -82,8 +86,12 @@ func BenchmarkAllReduce(b *testing.B) {
 			name  string
 			world func(b *testing.B) []collective.Comm
 		}{
-			{"ps-colocated", func(b *testing.B) []collective.Comm { return colocatedWorld(b, n, nil, time.Minute) }},
-			{"ps-dedicated", func(b *testing.B) []collective.Comm { return dedicatedWorld(b, n, nil, time.Minute).comms }},
+			{"ps-tcp", func(b *testing.B) []collective.Comm { return tcpWorld(b, "ps", n, nil) }},
+			{"ps-grpc", func(b *testing.B) []collective.Comm {
+				return tcpWorld(b, "ps", n, map[string]string{"transport": "grpc"})
+			}},
+			{"ps-colocated-mem", func(b *testing.B) []collective.Comm { return colocatedWorld(b, n, nil, time.Minute) }},
+			{"ps-dedicated-mem", func(b *testing.B) []collective.Comm { return dedicatedWorld(b, n, nil, time.Minute).comms }},
 			{"ring-mem", func(b *testing.B) []collective.Comm {
 				trs := transport.NewMemWorld(n, transport.MemOptions{})
 				comms := make([]collective.Comm, n)
@@ -96,7 +104,7 @@ func BenchmarkAllReduce(b *testing.B) {
 				}
 				return comms
 			}},
-			{"ring-tcp", func(b *testing.B) []collective.Comm { return ringTCP(b, n) }},
+			{"ring-tcp", func(b *testing.B) []collective.Comm { return tcpWorld(b, "ring", n, nil) }},
 		} {
 			b.Run(fmt.Sprintf("%s/np=%d/%dMiB", s.name, n, size>>20), func(b *testing.B) {
 				comms := s.world(b)

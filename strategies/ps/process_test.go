@@ -125,8 +125,9 @@ func newTCPWorker(ctx context.Context, j job, store driver.Store, rank int) (col
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: rank, Size: j.workers + j.meshServers(), Store: store, JobID: testJob, Token: testToken,
 		ConnectTimeout: time.Minute,
-		// Collectives of ps do not use the mesh: its own liveness stays
-		// out of what these tests look at.
+		// Over gRPC, collectives of ps do not use the mesh; over the
+		// mesh, these tests look at deadlines and resets: the mesh's own
+		// liveness stays out of what they look at.
 		PeerTimeout: time.Hour,
 	})
 	if err != nil {
