@@ -46,6 +46,8 @@ const (
 
 	// maxName bounds a training key.
 	maxName = 256
+	// minChunk is the chunk option's floor.
+	minChunk = 64
 	// maxChunk bounds the chunk option, and so every data message; gRPC's
 	// receive limit is set just above it (see grpcopts.go).
 	maxChunk = 16 << 20
@@ -245,6 +247,12 @@ func (h *header) checkData() error {
 	es := uint64(h.dtype.Size())
 	if h.chunk == 0 || uint64(h.chunk)%es != 0 {
 		return fmt.Errorf("ps: %s: chunk of %d bytes is not a positive multiple of %s's %d", h.kind, h.chunk, h.dtype, es)
+	}
+	// The chunk option's floor: a server keeps a few words per chunk of a
+	// shard, and posts a receive per chunk of a span, so tiny chunks from
+	// a peer would make it hold far more than the shard.
+	if h.chunk < minChunk {
+		return fmt.Errorf("ps: %s: chunk of %d bytes is below the minimum of %d", h.kind, h.chunk, minChunk)
 	}
 	if h.shard%es != 0 || h.offset%es != 0 || h.length%es != 0 {
 		return fmt.Errorf("ps: %s: shard %d, offset %d or length %d not a multiple of %s's %d bytes",

@@ -52,6 +52,7 @@ func TestHeaderRejects(t *testing.T) {
 		"bad op":              func(h *header) { h.op = 77 },
 		"chunk 0":             func(h *header) { h.chunk = 0 },
 		"ragged chunk":        func(h *header) { h.chunk = 63 },
+		"tiny chunk":          func(h *header) { h.chunk, h.length = 8, 8 },
 		"huge chunk":          func(h *header) { h.chunk = maxChunk + 4 },
 		"piece beyond shard":  func(h *header) { h.offset = 100 },
 		"piece over chunk":    func(h *header) { h.length, h.shard = 128, 128 },

@@ -101,14 +101,11 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 	l.mu.Lock()
 	err := func() error {
 		for i, p := range pulls {
-			var err error
-			gridPieces(int(p.h.offset), len(p.dst), int(p.h.chunk), func(lo, hi int) {
-				if err == nil {
-					var r driver.Posted
-					at := lo - int(p.h.offset)
-					r, err = l.tr.PostRecv(l.peer, meshResponses, p.dst[at:at+hi-lo])
-					posted, of = append(posted, r), append(of, i)
-				}
+			err := gridPieces(int(p.h.offset), len(p.dst), int(p.h.chunk), func(lo, hi int) error {
+				at := lo - int(p.h.offset)
+				r, err := l.tr.PostRecv(l.peer, meshResponses, p.dst[at:at+hi-lo])
+				posted, of = append(posted, r), append(of, i)
+				return err
 			})
 			if err != nil {
 				return err
@@ -287,13 +284,17 @@ func (l *meshLink) bye(ctx context.Context, rank uint32) error {
 }
 
 // gridPieces calls f for each piece of [off, off+n) cut at multiples of
-// chunk: the pieces in which a server sends a range it is pulled from.
-func gridPieces(off, n, chunk int, f func(lo, hi int)) {
+// chunk (the pieces in which a server sends a range it is pulled from, and
+// a worker a span it pushes), until f returns an error, which it returns.
+func gridPieces(off, n, chunk int, f func(lo, hi int) error) error {
 	for pos, end := off, off+n; pos < end; {
 		hi := min((pos/chunk+1)*chunk, end)
-		f(pos, hi)
+		if err := f(pos, hi); err != nil {
+			return err
+		}
 		pos = hi
 	}
+	return nil
 }
 
 // meshErr wraps an error of a request to server c over the mesh.

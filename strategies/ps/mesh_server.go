@@ -192,15 +192,11 @@ func (m *meshServer) acceptSpan(w int, st *pushState, span *header) error {
 	if span.length == 0 {
 		return fmt.Errorf("round %s: rank %d pushed an empty span at offset %d", roundKey{span.group, span.seq}, span.rank, span.offset)
 	}
-	var err error
-	gridPieces(int(span.offset), int(span.length), int(span.chunk), func(lo, hi int) {
-		if err == nil {
-			h := *span
-			h.kind, h.offset, h.length = kindPush, uint64(lo), uint64(hi-lo)
-			err = m.post(w, st, &h)
-		}
+	return gridPieces(int(span.offset), int(span.length), int(span.chunk), func(lo, hi int) error {
+		h := *span
+		h.kind, h.offset, h.length = kindPush, uint64(lo), uint64(hi-lo)
+		return m.post(w, st, &h)
 	})
-	return err
 }
 
 // post posts the receive of one pushed piece.

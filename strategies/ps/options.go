@@ -79,8 +79,8 @@ func parseOptions(opts map[string]string) (options, error) {
 				return o, fmt.Errorf("option %s: %w", k, err)
 			}
 			if k == "chunk" {
-				if n < 64 || n > maxChunk {
-					return o, fmt.Errorf("option chunk=%s out of range (accepted: 64B to %s)", v, units.FormatBytes(maxChunk))
+				if n < minChunk || n > maxChunk {
+					return o, fmt.Errorf("option chunk=%s out of range (accepted: %s to %s)", v, units.FormatBytes(minChunk), units.FormatBytes(maxChunk))
 				}
 				o.chunk = int(n)
 			} else {

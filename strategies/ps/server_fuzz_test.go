@@ -3,8 +3,10 @@ package ps
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -88,6 +90,54 @@ func FuzzServerMessages(f *testing.F) {
 			if text := s.whyText(&h); text == "" {
 				t.Fatal("why answered nothing")
 			}
+		}
+	})
+}
+
+// FuzzMeshServer feeds a server over the in-memory mesh what one worker
+// could send it as requests: a few messages of arbitrary bytes, then its
+// goodbye. Whatever they are, the server must fail cleanly or go on, never
+// panic, never allocate past its memory limit, and stop when told.
+func FuzzMeshServer(f *testing.F) {
+	span := header{kind: kindSpan, dtype: collective.Float32, op: collective.Sum, rank: 0, contrib: 1,
+		chunk: 64, group: 9, seq: 1, shard: 128, pull: 128, length: 128}
+	pull := span
+	pull.kind = kindPull
+	done := span
+	done.kind, done.length = kindDone, 0
+	grad := header{kind: kindGrad, dtype: collective.Float32, contrib: 1, chunk: 64, shard: 128, length: 64, name: "w", lr: 0.5}
+	why := header{kind: kindWhy, group: 9, seq: 1, aux: uint32(kindPull)}
+	fixed := func(h header) []byte { return h.appendTo(nil)[:headerSize] }
+	for _, seed := range [][4][]byte{
+		{fixed(pull), fixed(span), make([]byte, 64), make([]byte, 64)},
+		{fixed(span), make([]byte, 64), fixed(done), fixed(why)},
+		{fixed(grad), []byte("w"), make([]byte, 64), fixed(done)},
+		{{}, make([]byte, headerSize), []byte("PS"), nil},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	f.Fuzz(func(t *testing.T, a, b, c, d []byte) {
+		trs := transport.NewMemWorld(2, transport.MemOptions{})
+		s := newServer(0, 1, wire.HandshakeConfig{}, DefaultPeerTimeout, nil)
+		s.memLimit = 1 << 20
+		s.mesh = newMeshServer(s, trs[1], time.Second)
+		s.mesh.start(1, -1)
+		// What the worker would post for answers, so sends do not wait.
+		for _, tag := range []uint64{meshResponses, meshWhy, meshAcks} {
+			for range 4 {
+				trs[0].PostRecv(1, tag, make([]byte, whyMessage))
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for _, m := range [][]byte{a, b, c, d, fixed(header{kind: kindBye})} {
+			if trs[0].Send(ctx, 1, meshRequests, m) != nil {
+				break
+			}
+		}
+		s.stop()
+		if s.held.Load() > s.memLimit {
+			t.Fatalf("holds %d bytes, past its limit of %d", s.held.Load(), s.memLimit)
 		}
 	})
 }
