@@ -9,8 +9,9 @@ import (
 	"github.com/distbench/distbench/collective"
 )
 
-// The bytes a parameter server's allreduce really moves over gRPC are what
-// its schedule predicts. Colocated, each worker pushes the shards it does
+// The bytes a parameter server's allreduce really moves, over the mesh and
+// over gRPC, are what its schedule predicts (over the mesh, within its
+// request headers' 1%). Colocated, each worker pushes the shards it does
 // not host and pulls them back, and its server receives the others' pushes
 // for its shard and serves their pulls: 2(n−1)/n × S each way, as a ring,
 // with the local shard's calls moving nothing. Dedicated, each worker
@@ -19,13 +20,16 @@ func TestWireBytes(t *testing.T) {
 	const n, count = 4, 1 << 20 // 4 MiB of float32 over 4 servers
 	const size = 4 * count
 	shard := float64(size) / n
-	for _, placement := range []string{"colocated", "dedicated"} {
-		t.Run(placement, func(t *testing.T) {
+	for _, tc := range []struct{ placement, transport string }{
+		{"colocated", "mesh"}, {"dedicated", "mesh"}, {"colocated", "grpc"}, {"dedicated", "grpc"},
+	} {
+		placement, opts := tc.placement, map[string]string{"transport": tc.transport}
+		t.Run(placement+"/"+tc.transport, func(t *testing.T) {
 			var comms []collective.Comm
 			if placement == "colocated" {
-				comms = colocatedWorld(t, n, nil, time.Minute)
+				comms = colocatedWorld(t, n, opts, time.Minute)
 			} else {
-				comms = dedicatedWorld(t, n, nil, time.Minute).comms
+				comms = dedicatedWorld(t, n, opts, time.Minute).comms
 			}
 			defer closeAll(comms)
 			before := make([]collective.WireBytes, n)
