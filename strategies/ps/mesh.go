@@ -385,14 +385,5 @@ func serveMesh(ctx context.Context, cfg driver.ServerConfig, o options, k int) e
 	s.mesh = newMeshServer(s, tr, timeout)
 	s.mesh.start(cfg.Workers, -1)
 	defer s.stop()
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		s.mu.Lock()
-		said := len(s.byes)
-		s.mu.Unlock()
-		return fmt.Errorf("%s: server %d (mesh rank %d): stopped with %d of %d workers still connected: %w",
-			Name, cfg.Index, tr.Rank(), cfg.Workers-said, cfg.Workers, ctx.Err())
-	}
+	return s.serveUntil(ctx, fmt.Sprintf("mesh rank %d", tr.Rank()))
 }

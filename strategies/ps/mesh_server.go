@@ -201,19 +201,7 @@ func (m *meshServer) acceptSpan(w int, st *pushState, span *header) error {
 
 // post posts the receive of one pushed piece.
 func (m *meshServer) post(w int, st *pushState, h *header) error {
-	if err := pieceErr(h); err != nil {
-		return err
-	}
-	if st.r == nil {
-		r, err := m.s.round(h)
-		if err != nil {
-			return err
-		}
-		st.r = r
-		r.noteRank(h.rank)
-	} else if st.r.key != (roundKey{h.group, h.seq}) {
-		return fmt.Errorf("a push for round %s switched to round %s", st.r.key, roundKey{h.group, h.seq})
-	} else if err := st.r.matches(h); err != nil {
+	if err := m.s.pushRound(st, h); err != nil {
 		return err
 	}
 	r := st.r

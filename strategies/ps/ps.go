@@ -128,16 +128,7 @@ func (strategy) Serve(ctx context.Context, cfg driver.ServerConfig) error {
 	if err := cfg.Store.Set(ctx, serverKey(cfg.Index), []byte(s.addr())); err != nil {
 		return fmt.Errorf("%s: server %d (%s): publishing its address: %w", Name, cfg.Index, s.addr(), err)
 	}
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		s.mu.Lock()
-		said := len(s.byes)
-		s.mu.Unlock()
-		return fmt.Errorf("%s: server %d (%s): stopped with %d of %d workers still connected: %w",
-			Name, cfg.Index, s.addr(), cfg.Workers-said, cfg.Workers, ctx.Err())
-	}
+	return s.serveUntil(ctx, s.addr())
 }
 
 // comm is a worker's communicator: core's engine over the ps algorithms,

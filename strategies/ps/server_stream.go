@@ -99,19 +99,7 @@ func (s *server) accept(st *pushState, h *header, segs [][]byte) error {
 	}
 	switch h.kind {
 	case kindPush:
-		if err := pieceErr(h); err != nil {
-			return err
-		}
-		if st.r == nil {
-			r, err := s.round(h)
-			if err != nil {
-				return err
-			}
-			st.r = r
-			r.noteRank(h.rank)
-		} else if st.r.key != (roundKey{h.group, h.seq}) {
-			return fmt.Errorf("a push stream for round %s switched to round %s", st.r.key, roundKey{h.group, h.seq})
-		} else if err := st.r.matches(h); err != nil {
+		if err := s.pushRound(st, h); err != nil {
 			return err
 		}
 		if err := st.r.put(h, segs); err != nil {
@@ -124,6 +112,42 @@ func (s *server) accept(st *pushState, h *header, segs [][]byte) error {
 		return s.acceptParams(st, h, segs)
 	}
 	return fmt.Errorf("a push stream cannot carry %s messages", h.kind)
+}
+
+// pushRound checks a pushed piece and finds the round it belongs to (the
+// push's, from its first piece on), as st.r.
+func (s *server) pushRound(st *pushState, h *header) error {
+	if err := pieceErr(h); err != nil {
+		return err
+	}
+	if st.r == nil {
+		r, err := s.round(h)
+		if err != nil {
+			return err
+		}
+		st.r = r
+		r.noteRank(h.rank)
+		return nil
+	}
+	if st.r.key != (roundKey{h.group, h.seq}) {
+		return fmt.Errorf("a push for round %s switched to round %s", st.r.key, roundKey{h.group, h.seq})
+	}
+	return st.r.matches(h)
+}
+
+// serveUntil waits until every worker has said goodbye (nil) or ctx ends
+// (an error saying how many had not, naming the server as where).
+func (s *server) serveUntil(ctx context.Context, where string) error {
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		said := len(s.byes)
+		s.mu.Unlock()
+		return fmt.Errorf("%s: server %d (%s): stopped with %d of %d workers still connected: %w",
+			Name, s.index, where, s.workers-said, s.workers, ctx.Err())
+	}
 }
 
 // pieceErr checks a pushed piece against its header's own chunk grid, before
