@@ -25,7 +25,7 @@ var (
 )
 
 func (strategy) Description() string {
-	return "parameter server over gRPC: sharded push/pull with server-side reduction; colocated or dedicated servers; sync and bounded-staleness training"
+	return "parameter server over the job's mesh (or gRPC: transport=grpc): sharded push/pull with server-side reduction; colocated or dedicated servers; sync and bounded-staleness training"
 }
 
 func (strategy) ValidateOptions(opts map[string]string) error {
