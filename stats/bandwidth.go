@@ -19,8 +19,10 @@ func AlgBW(bytes int64, seconds float64) float64 {
 }
 
 // BusBWFactor is the factor nccl-tests multiplies algbw by to get busbw for a
-// collective over np ranks. Names are matched ignoring case, '_' and '-'
-// ("all_reduce", "AllReduce" and "allreduce" are the same).
+// collective over np ranks (its *GetBw functions, src/<collective>.cu). Names
+// are matched ignoring case, '_' and '-' ("all_reduce", "AllReduce" and
+// "allreduce" are the same). algbw's size is the larger buffer, as nccl-tests'
+// count × nranks for the collectives that split it.
 func BusBWFactor(collective string, np int) (float64, error) {
 	if np < 1 {
 		return 0, fmt.Errorf("stats: busbw of %s: world size %d < 1", collective, np)
@@ -31,9 +33,11 @@ func BusBWFactor(collective string, np int) (float64, error) {
 		// Each rank sends and receives 2(n−1)/n of the buffer in a
 		// bandwidth-optimal allreduce (reduce-scatter + allgather).
 		return 2 * (n - 1) / n, nil
-	case "allgather", "reducescatter", "alltoall":
+	case "allgather", "reducescatter", "alltoall", "gather", "scatter":
+		// Each rank (gather's and scatter's root) moves every block
+		// of the larger buffer but its own.
 		return (n - 1) / n, nil
-	case "broadcast", "reduce", "sendrecv", "send", "recv", "gather", "scatter":
+	case "broadcast", "reduce", "sendrecv", "send", "recv":
 		return 1, nil
 	}
 	return 0, fmt.Errorf("stats: busbw of unknown collective %q (known: allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv, gather, scatter)", collective)

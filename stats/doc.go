@@ -41,10 +41,10 @@
 // # Bandwidth
 //
 // As in nccl-tests (doc/PERFORMANCE.md there): algbw = S / t, with S the
-// buffer size in bytes and GB = 1e9 bytes; busbw = algbw × factor, where the
-// factor turns the algorithm bandwidth into the bandwidth each link must
-// carry, so that numbers are comparable across world sizes and with the
+// larger buffer's size in bytes and GB = 1e9 bytes; busbw = algbw × factor,
+// where the factor turns the algorithm bandwidth into the bandwidth each link
+// must carry, so that numbers are comparable across world sizes and with the
 // hardware's peak: 2(n−1)/n for allreduce, (n−1)/n for allgather,
-// reducescatter and alltoall, 1 for broadcast, reduce, sendrecv, gather and
-// scatter.
+// reducescatter, alltoall, gather and scatter, 1 for broadcast, reduce and
+// sendrecv (nccl-tests' *GetBw functions, one per collective in its src/).
 package stats

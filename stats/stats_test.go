@@ -172,8 +172,8 @@ func TestBusBW(t *testing.T) {
 		{"broadcast", 4, 10, ""},
 		{"reduce", 7, 10, ""},
 		{"sendrecv", 2, 10, ""},
-		{"gather", 3, 10, ""},
-		{"scatter", 3, 10, ""},
+		{"gather", 4, 7.5, ""},
+		{"scatter", 5, 8, ""},
 		{"allreduce", 0, 0, "world size 0"},
 		{"allsorts", 4, 0, `unknown collective "allsorts"`},
 	}
