@@ -42,10 +42,23 @@ func NewWriter(runDir string, env Env) (*Writer, error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
+	return newWriter(filepath.Join(runDir, FileName), filepath.Join(runDir, BenchFileName), env)
+}
+
+// NewFileWriter is [NewWriter] for one JSON Lines file of the caller's naming
+// and no results.bench: distbench run --json. Its records are those of a
+// run directory (the env record first, the schema in every record), so that
+// a file named DIR/results.jsonl makes DIR one that report and compare read.
+func NewFileWriter(path string, env Env) (*Writer, error) {
+	return newWriter(path, "", env)
+}
+
+// newWriter opens path, and benchPath unless it is "", for appending and
+// writes env's record.
+func newWriter(path, benchPath string, env Env) (*Writer, error) {
 	if env.StartedAt.IsZero() {
 		env.StartedAt = time.Now().UTC()
 	}
-	path := filepath.Join(runDir, FileName)
 	if err := checkSchema(path); err != nil {
 		return nil, err
 	}
@@ -53,12 +66,15 @@ func NewWriter(runDir string, env Env) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, err := openAppend(filepath.Join(runDir, BenchFileName), nil)
-	if err != nil {
-		jsonl.Close()
-		return nil, err
+	w := &Writer{dir: filepath.Dir(path), env: env, jsonl: jsonl}
+	if benchPath != "" {
+		bench, err := openAppend(benchPath, nil)
+		if err != nil {
+			jsonl.Close()
+			return nil, err
+		}
+		w.bench = newBenchWriter(bench, &w.env)
 	}
-	w := &Writer{dir: runDir, env: env, jsonl: jsonl, bench: newBenchWriter(bench, &env)}
 	if err := w.Write(&Record{Kind: KindEnv, Env: &env}); err != nil {
 		w.Close()
 		return nil, err
@@ -97,6 +113,9 @@ func (w *Writer) Write(r *Record) error {
 		w.err = fmt.Errorf("results: %w", err)
 		return w.err
 	}
+	if w.bench == nil {
+		return nil
+	}
 	if err := w.bench.write(r); err != nil {
 		w.err = fmt.Errorf("results: %s: %w", BenchFileName, err)
 		return w.err
@@ -126,8 +145,10 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	err := w.jsonl.Close()
-	if berr := w.bench.close(); err == nil {
-		err = berr
+	if w.bench != nil {
+		if berr := w.bench.close(); err == nil {
+			err = berr
+		}
 	}
 	w.jsonl = nil
 	if err != nil {

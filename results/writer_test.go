@@ -348,3 +348,31 @@ func TestLeftOut(t *testing.T) {
 		t.Errorf("LeftOut() = %q, want %q", got, want)
 	}
 }
+
+// TestFileWriter: distbench run --json's file reads as a run directory's
+// results.jsonl, and no results.bench appears beside it.
+func TestFileWriter(t *testing.T) {
+	dir := t.TempDir()
+	env := testEnv
+	env.Planned = []string{"a"}
+	w, err := NewFileWriter(filepath.Join(dir, FileName), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(point("a", 2, 100, 110, 120)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Env == nil || len(run.Envs) != 2 || len(run.Records) != 1 || run.Records[0].Schema != SchemaVersion || !run.Complete() {
+		t.Errorf("env %+v, %d env records, records %+v, complete %v", run.Env, len(run.Envs), run.Records, run.Complete())
+	}
+	if _, err := os.Stat(filepath.Join(dir, BenchFileName)); !os.IsNotExist(err) {
+		t.Errorf("%s beside the file: %v", BenchFileName, err)
+	}
+}

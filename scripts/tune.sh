@@ -53,7 +53,7 @@ measure() {
 		tail -5 "$tmp/log" >&2
 		return 1
 	fi
-	jq -r --arg l "$label" '[$l, .collective, .np, .bytes, .time_us] | @tsv' "$tmp/one.jsonl" >>"$tmp/raw"
+	jq -r --arg l "$label" 'select(.kind == "collective") | [$l, .collective, .np, .bytes, .time_us] | @tsv' "$tmp/one.jsonl" >>"$tmp/raw"
 }
 
 # write TABLE SETTING-COLUMN COMMAND: the median over rounds of $tmp/raw's

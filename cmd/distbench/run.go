@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -187,35 +186,43 @@ func (f *runFlags) spec() (*job.Spec, error) {
 }
 
 func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.Writer) error {
-	var jsonOut *os.File
-	if f.jsonPath != "" {
+	rank0 := true
+	if f.launcher == "env" {
+		// Every rank runs this command; only rank 0 prints the table and
+		// gets the records.
+		if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
+			rank0 = false
+		}
+	}
+	var jsonOut *results.Writer
+	if f.jsonPath != "" && rank0 {
+		// The records of a sweep's results.jsonl (an env record, the
+		// schema), so that report and compare read this file too.
+		env := results.CaptureEnv()
+		env.Link = spec.Link
+		for _, p := range spec.Points {
+			env.Planned = append(env.Planned, spec.PointID(p))
+		}
 		var err error
-		if jsonOut, err = os.OpenFile(f.jsonPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		if jsonOut, err = results.NewFileWriter(f.jsonPath, env); err != nil {
 			return usageError{fmt.Errorf("--json: %w", err)}
 		}
 		defer jsonOut.Close()
 	}
 	tableOut := stdout
-	if f.launcher == "env" {
-		// Every rank runs this command; only rank 0 prints the table.
-		if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
-			tableOut = io.Discard
-		}
+	if !rank0 {
+		tableOut = io.Discard
 	}
 	tw := newTable(tableOut, spec, f.inplace)
 	var mu sync.Mutex
-	var writeErr error
 	emit := func(r *results.Record) error {
 		mu.Lock()
 		defer mu.Unlock()
 		tw.add(r)
 		if jsonOut != nil {
-			b, _ := json.Marshal(r)
-			if _, err := jsonOut.Write(append(b, '\n')); err != nil && writeErr == nil {
-				writeErr = err
-			}
+			return jsonOut.Write(r)
 		}
-		return writeErr
+		return nil
 	}
 	tw.header()
 	var err error
@@ -227,6 +234,12 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 	tw.footer(err != nil)
 	if err != nil {
 		return err
+	}
+	if jsonOut != nil {
+		// Only a run that measured every point is marked finished.
+		if err := jsonOut.Finish(); err != nil {
+			return err
+		}
 	}
 	if tw.wrong > 0 {
 		fmt.Fprintf(stderr, "distbench: %d wrong elements\n", tw.wrong)

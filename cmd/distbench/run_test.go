@@ -183,6 +183,44 @@ func TestRunProcesses(t *testing.T) {
 	}
 }
 
+// TestRunJSONReport: the records of run --json are a run directory's, so
+// report and compare read them as they read a sweep's.
+func TestRunJSONReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "--strategy", "ring", "--np", "2", "--collective", "gather",
+		"-b", "4KiB", "-e", "16KiB", "-f", "4", "--iters", "6", "--warmup", "1", "--json", filepath.Join(dir, results.FileName), "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Env == nil || len(run.Env.Planned) != 4 || len(run.Records) != 4 || !run.Complete() || len(run.Missing()) != 0 {
+		t.Fatalf("env %+v, %d records, complete %v, missing %v", run.Env, len(run.Records), run.Complete(), run.Missing())
+	}
+	for _, r := range run.Records {
+		if r.Schema != results.SchemaVersion || r.BusBWGBs != r.AlgBWGBs/2 {
+			t.Errorf("record %s: schema %d, algbw %v, busbw %v (want algbw/2 at np 2)", r.Point, r.Schema, r.AlgBWGBs, r.BusBWGBs)
+		}
+	}
+	if code, stdout, stderr = runCLI(t, "report", dir); code != 0 {
+		t.Fatalf("report: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+		t.Error(err)
+	}
+	// The same run on both sides: nothing regressed (exit 0), or too few
+	// samples to judge (3).
+	code, stdout, stderr = runCLI(t, "compare", dir, dir, "--out", t.TempDir())
+	if code != 0 && code != 3 {
+		t.Fatalf("compare: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
 // TestRunPeerDies kills one worker mid-run: the run must fail promptly (not at
 // the operation timeout), every surviving rank's error must name the dead
 // rank with its address, the operation and its sequence number, and the rows
@@ -269,6 +307,8 @@ func lastError(stderr, rank string) string {
 	return line
 }
 
+// readJSONL reads the measurement records of a --json file: not its env
+// records.
 func readJSONL(t *testing.T, path string) []results.Record {
 	t.Helper()
 	f, err := os.Open(path)
@@ -284,7 +324,9 @@ func readJSONL(t *testing.T, path string) []results.Record {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		recs = append(recs, r)
+		if r.Kind != results.KindEnv {
+			recs = append(recs, r)
+		}
 	}
 	return recs
 }
