@@ -23,11 +23,14 @@ type benchWriter struct {
 }
 
 // Custom units. "better=higher" metadata lines tell benchstat that a drop in
-// bandwidth is a regression; it knows that of ns/op already.
+// bandwidth is a regression; it knows that of ns/op already. Bandwidths are
+// in bytes per second, unscaled, as Go's MB/s becomes once benchstat tidies
+// it: benchstat picks the prefix itself (binary, 1.54Gi for 1.65 GB/s), where
+// a pre-scaled GB/s came out as "165.5m busbw-GB/s" below 1 GB/s.
 const (
 	unitTime  = "ns/op"
-	unitBusBW = "busbw-GB/s"
-	unitAlgBW = "algbw-GB/s"
+	unitBusBW = "busbw-B/s"
+	unitAlgBW = "algbw-B/s"
 )
 
 func newBenchWriter(f *os.File, env *Env) *benchWriter {
@@ -67,7 +70,7 @@ func (b *benchWriter) write(r *Record) error {
 		res.Values = res.Values[:0]
 		res.Values = append(res.Values, benchfmt.Value{Value: us * 1e3, Unit: unitTime})
 		if r.Bytes > 0 && us > 0 {
-			algbw := float64(r.Bytes) / (us * 1e3) // bytes/ns = GB/s
+			algbw := float64(r.Bytes) / (us / 1e6) // bytes/s
 			res.Values = append(res.Values,
 				benchfmt.Value{Value: algbw * busPerAlg, Unit: unitBusBW},
 				benchfmt.Value{Value: algbw, Unit: unitAlgBW})
@@ -84,7 +87,7 @@ func (b *benchWriter) close() error { return b.f.Close() }
 // BenchName is r's benchmark name in results.bench, without the "Benchmark"
 // prefix: the collective, then key=value parts benchstat can group by, e.g.
 // "AllReduce/strategy=ring/np=4/bytes=16MiB/dtype=float32". Parts that hold
-// their default value (op=sum, out of place, root 0, no link) are left out to
+// their default value (op=sum, out of place, root 0 or none, no link) are left out to
 // keep names short; anything that tells two points apart is in.
 func BenchName(r *Record) string {
 	var b strings.Builder
@@ -105,7 +108,8 @@ func BenchName(r *Record) string {
 	if r.InPlace {
 		part("inplace", "true")
 	}
-	if r.Root != 0 {
+	// Root -1 is a collective without one (allreduce, allgather, ...).
+	if r.Root > 0 {
 		part("root", fmt.Sprint(r.Root))
 	}
 	part("link", r.Link)

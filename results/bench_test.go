@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 )
 
 func TestBenchName(t *testing.T) {
@@ -24,6 +25,15 @@ func TestBenchName(t *testing.T) {
 			"Broadcast/strategy=tree/np=8/bytes=4KiB/dtype=uint8/root=3/link=10g_lan/a_b=c_d/chunk=64KiB"},
 		{Record{Collective: "weird_op", Strategy: "ring", NP: 1, Bytes: 0},
 			"Weird_op/strategy=ring/np=1/bytes=0B"},
+		// Root -1: a collective without a root names none.
+		{Record{Collective: "allgather", Strategy: "ring", NP: 4, Bytes: 4 << 10, DType: "float32", Root: -1},
+			"AllGather/strategy=ring/np=4/bytes=4KiB/dtype=float32"},
+		{Record{Collective: "allreduce", Strategy: "ring", NP: 4, Bytes: 4 << 10, DType: "float32", Op: "sum", Root: -1},
+			"AllReduce/strategy=ring/np=4/bytes=4KiB/dtype=float32"},
+		{Record{Collective: "gather", Strategy: "ring", NP: 4, Bytes: 4 << 10, DType: "float32", Root: 2},
+			"Gather/strategy=ring/np=4/bytes=4KiB/dtype=float32/root=2"},
+		{Record{Collective: "scatter", Strategy: "ring", NP: 4, Bytes: 4 << 10, DType: "float32", Root: 0},
+			"Scatter/strategy=ring/np=4/bytes=4KiB/dtype=float32"},
 	}
 	for _, tt := range tests {
 		if got := BenchName(&tt.r); got != tt.want {
@@ -96,8 +106,8 @@ func TestBenchFile(t *testing.T) {
 		t.Errorf("name %q", got)
 	}
 	want := []map[string]float64{
-		{"sec/op": 1e-3, "algbw-GB/s": 1.048576, "busbw-GB/s": 1.572864},
-		{"sec/op": 2e-3, "algbw-GB/s": 0.524288, "busbw-GB/s": 0.786432},
+		{"sec/op": 1e-3, "algbw-B/s": 1.048576e9, "busbw-B/s": 1.572864e9},
+		{"sec/op": 2e-3, "algbw-B/s": 0.524288e9, "busbw-B/s": 0.786432e9},
 	}
 	for i, res := range results {
 		if res.Iters != 1 {
@@ -110,11 +120,28 @@ func TestBenchFile(t *testing.T) {
 			}
 		}
 	}
-	if rd.Units().GetBetter("busbw-GB/s") != 1 || rd.Units().GetBetter("algbw-GB/s") != 1 {
+	if rd.Units().GetBetter("busbw-B/s") != 1 || rd.Units().GetBetter("algbw-B/s") != 1 {
 		t.Errorf("bandwidth units are not marked better=higher")
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, BenchFileName))
-	if !strings.HasPrefix(string(data), "Unit busbw-GB/s better=higher\n") {
+	if !strings.HasPrefix(string(data), "Unit busbw-B/s better=higher\n") {
 		t.Errorf("results.bench starts %q", string(data)[:40])
+	}
+	// What benchstat prints: it tidies units (benchunit.Tidy) then scales
+	// each with the prefixes of its class. Bandwidths must come through
+	// unconverted and print with byte prefixes, never as "786.4m".
+	for _, tt := range []struct {
+		unit string
+		v    float64
+		want string
+	}{
+		{"busbw-B/s", 1.572864e9, "1.465Gi"},
+		{"busbw-B/s", 0.786432e9, "750.0Mi"},
+		{"algbw-B/s", 0.524288e9, "500.0Mi"},
+	} {
+		v, unit := benchunit.Tidy(tt.v, tt.unit)
+		if got := benchunit.Scale(v, benchunit.ClassOf(unit)); unit != tt.unit || got != tt.want {
+			t.Errorf("benchstat shows %v %s as %s %s, want %s %s", tt.v, tt.unit, got, unit, tt.want, tt.unit)
+		}
 	}
 }

@@ -43,8 +43,8 @@
 // interrupted one.
 //
 // Beside results.jsonl the Writer keeps results.bench, the same samples in
-// the Go benchmark format (one line per iteration, ns/op plus busbw-GB/s and
-// algbw-GB/s, named like AllReduce/strategy=ring/np=4/bytes=16MiB/dtype=float32),
+// the Go benchmark format (one line per iteration, ns/op plus busbw-B/s and
+// algbw-B/s, named like AllReduce/strategy=ring/np=4/bytes=16MiB/dtype=float32),
 // so that two runs compare with benchstat as Go benchmarks do:
 //
 //	benchstat old/results.bench new/results.bench

@@ -39,7 +39,7 @@ func benchAllReduce(b *testing.B, comms []collective.Comm, size int) {
 		round()
 	}
 	per := b.Elapsed().Seconds() / float64(b.N)
-	b.ReportMetric(float64(size)/per/1e9*2*float64(n-1)/float64(n), "busbw-GB/s")
+	b.ReportMetric(float64(size)/per*2*float64(n-1)/float64(n), "busbw-B/s")
 }
 
 // tcpWorld builds a world of strategy over the TCP mesh on loopback, with
