@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,14 +24,17 @@ func newRootCmd(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(debug.ReadBuildInfo()),
 	}
+	root.SetVersionTemplate(versionTemplate)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(stdout, stderr), newTrainCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout),
-		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr))
+		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr),
+		newVersionCmd(stdout))
 	return root
 }
 
