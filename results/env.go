@@ -99,6 +99,10 @@ func CommitOf(path string) string {
 	return commit(bi, err == nil)
 }
 
+// BuildCommit is the VCS revision recorded in bi, as Env.Commit gives it
+// ("unknown" for a nil bi or one that does not say).
+func BuildCommit(bi *debug.BuildInfo) string { return commit(bi, bi != nil) }
+
 func commit(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "unknown"

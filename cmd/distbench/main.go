@@ -44,7 +44,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	root := newRootCmd(ctx, stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -52,9 +52,13 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "distbench: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if !errors.As(err, &ue) && isCobraUsage(err) {
+		err = cobraUsage(cmd, err)
+	}
+	// The one place that names the program: errors below say only where.
+	fmt.Fprintf(stderr, "distbench: %v\n", err)
+	if errors.As(err, &ue) {
 		return 2
 	}
 	return 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,14 +24,18 @@ func newRootCmd(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(debug.ReadBuildInfo()),
 	}
+	root.SetVersionTemplate(versionTemplate)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())}
+		return usageError{fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(stdout, stderr), newTrainCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout),
-		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr))
+		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr),
+		newVersionCmd(stdout))
+	registerCompletions(root)
 	return root
 }
 
@@ -41,6 +46,29 @@ func isCobraUsage(err error) bool {
 	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
 		strings.HasPrefix(s, "requires ") || strings.Contains(s, "unknown flag") ||
 		strings.Contains(s, "unknown shorthand flag")
+}
+
+// cobraUsage makes one of cobra's argument errors a usage error of one line,
+// naming the command as flag errors do: cobra appends its suggestions for a
+// misspelt command on lines of their own.
+func cobraUsage(c *cobra.Command, err error) error {
+	msg, hint, _ := strings.Cut(err.Error(), "\n\nDid you mean this?\n")
+	if names := strings.Fields(hint); len(names) > 0 {
+		msg += "; did you mean " + strings.Join(names, " or ") + "?"
+	}
+	if !strings.HasPrefix(msg, "unknown command") { // which already names it
+		msg = subcommand(c) + msg
+	}
+	return usagef("%s (see '%s --help')", msg, c.CommandPath())
+}
+
+// subcommand is "run: " for distbench run, and "" for distbench itself,
+// whose name the error's one prefix already gives.
+func subcommand(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
 }
 
 func newStrategiesCmd(stdout io.Writer) *cobra.Command {

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Parse reads a plan from YAML. Unknown keys are errors (with their

@@ -8,7 +8,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/units"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Sizes is a list of sizes ([4KiB, 1MiB]) or a range ({min: 4KiB, max:
