@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,6 +225,7 @@ func Launch(ctx context.Context, o Options) error {
 	lifeline.Close() // the children have it
 
 	var failures []string
+	causes := 0 // failures[:causes] are deaths by a signal, in order
 	workersLeft, total := spec.NP, len(procs)
 	var deadline <-chan time.Time
 	interrupted := false
@@ -235,7 +237,17 @@ func Launch(ctx context.Context, o Options) error {
 				workersLeft--
 			}
 			if p.failedOnItsOwn() && !interrupted {
-				failures = append(failures, p.describeFailure())
+				f := p.describeFailure()
+				if p.diedBySignal() {
+					// A process a signal ended is a cause; the ones that
+					// exit with an error meanwhile are usually its
+					// consequences, and may be reaped first (a mesh peer
+					// sees the reset before the launcher sees the death).
+					failures = slices.Insert(failures, causes, f)
+					causes++
+				} else {
+					failures = append(failures, f)
+				}
 			}
 			if p.rank >= 0 && p.err != nil {
 				// The job has failed, and the strategy's servers serve

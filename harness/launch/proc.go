@@ -2,12 +2,14 @@ package launch
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // proc is one started process.
@@ -80,6 +82,19 @@ func (p *proc) failedOnItsOwn() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err != nil && !p.killed
+}
+
+// diedBySignal reports whether the process was ended by a signal (not one
+// the launcher sent it).
+func (p *proc) diedBySignal() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ee *exec.ExitError
+	if !errors.As(p.err, &ee) || p.killed {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 func (p *proc) exited() bool {
