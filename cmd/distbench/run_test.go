@@ -283,13 +283,16 @@ func TestRunPeerStops(t *testing.T) {
 	}
 	addr := regexp.MustCompile(`rank 1 \(127\.0\.0\.1:\d+\)`)
 	stopped := regexp.MustCompile(`rank 1( \(127\.0\.0\.1:\d+\))? did not answer`)
+	namesOp := regexp.MustCompile(`ring: (allreduce|barrier) #\d+`)
 	for _, r := range []string{"rank 0", "rank 2", "rank 3"} {
 		line := lastError(stderr, r)
 		if line == "" {
 			t.Errorf("%s reported no error:\n%s", r, stderr)
 			continue
 		}
-		if !addr.MatchString(line) || !stopped.MatchString(line) || !strings.Contains(line, "ring: allreduce #") {
+		// The stop may come in a barrier of the harness around the timed
+		// allreduces on a slow machine: either names its sequence number.
+		if !addr.MatchString(line) || !stopped.MatchString(line) || !namesOp.MatchString(line) {
 			t.Errorf("%s's error does not name the stopped rank 1 with its address and the operation: %s", r, line)
 		}
 	}
