@@ -149,7 +149,7 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 	for i, r := range posted {
 		if err := r.Wait(ctx); err != nil {
 			if ctx.Err() == context.DeadlineExceeded {
-				return l.explain(ctx, &pulls[of[i]].h, start)
+				return l.explain(ctx, &pulls[of[i]].h, start, r)
 			}
 			return err
 		}
@@ -231,12 +231,29 @@ func (l *meshLink) sendPayloads(ctx context.Context, pieces []piece) error {
 // explain is the error of a pull that this worker's deadline cut: what it
 // waited for, as the server says when asked (why), within a diagnosis
 // budget; a server that does not answer is named as the likely cause.
-func (l *meshLink) explain(ctx context.Context, h *header, start time.Time) error {
+func (l *meshLink) explain(ctx context.Context, h *header, start time.Time, waited driver.Posted) error {
 	te := &collective.TimeoutError{After: time.Since(start), Waiting: h.waitedFor()}
 	budget := diagnosisBudget(l.timeout)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	text, err := l.why(dctx, h)
+	if err != nil {
+		// The server could not be asked: most often another rank that
+		// failed meanwhile (its own deadline, at about the same time) is
+		// aborting the job, with its cause, which says more. Its abort
+		// fails the pull's receive, soon after the link to the server
+		// closed; wait for it within the budget.
+		if errors.Is(err, collective.ErrAborted) {
+			return err
+		}
+		select {
+		case <-waited.Done():
+			if aerr := waited.Wait(dctx); errors.Is(aerr, collective.ErrAborted) {
+				return aerr
+			}
+		case <-dctx.Done():
+		}
+	}
 	switch {
 	case err == nil:
 		te.Cause = "the server says: " + text
