@@ -30,17 +30,14 @@ const (
 	// shard's chunk grid.
 	meshResponses uint64 = 1<<62 | 2
 	// meshWhy carries, from a server to a worker, the answer to a why: what
-	// the worker's timed-out pull waited for, as the server sees it, in a
-	// message of whyMessage bytes (a 4-byte length, then the text).
+	// the worker's timed-out pull waited for, as the server sees it (an
+	// answer: see sendAnswer).
 	meshWhy uint64 = 1<<62 | 3
 	// meshAcks carries, from a server to a worker, the end of a training
-	// push (init or gradient): taken, or refused and why, in a message of
-	// whyMessage bytes (no text: taken). A collective's push needs none:
-	// its pulls say everything arrived.
+	// push (init or gradient): taken (an empty answer), or refused and why.
+	// A collective's push needs none: its pulls say everything arrived.
 	meshAcks uint64 = 1<<62 | 4
 )
-
-const whyMessage = 4 + maxAbortText
 
 // meshLink is a worker's path to one server over the mesh.
 type meshLink struct {
@@ -51,8 +48,10 @@ type meshLink struct {
 	timeout time.Duration
 	// mu keeps the messages of one request together and requests in the
 	// order their responses are posted for: concurrent operations of
-	// different groups may talk to one server at once.
-	mu sync.Mutex
+	// different groups may talk to one server at once. It guards hdr, the
+	// memory headers are encoded in.
+	mu  sync.Mutex
+	hdr []byte
 	// pullFirst: ask for the pulls before pushing. A dedicated server
 	// answers them on a goroutine of its own as chunks complete, so the
 	// result streams back to the worker while its push still goes out:
@@ -74,9 +73,11 @@ type pullReq struct {
 	dst []byte
 }
 
-// sendHeader sends h as one request header (and its key's name).
+// sendHeader sends h as one request header (and its key's name). l.mu is
+// held.
 func (l *meshLink) sendHeader(ctx context.Context, h *header) error {
-	b := h.appendTo(make([]byte, 0, h.size()))
+	b := h.appendTo(l.hdr[:0])
+	l.hdr = b
 	if err := l.tr.Send(ctx, l.peer, meshRequests, b[:headerSize]); err != nil {
 		return err
 	}
@@ -94,9 +95,8 @@ func (l *meshLink) sendHeader(ctx context.Context, h *header) error {
 // safe.
 func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pulls []pullReq) error {
 	var posted []driver.Posted
-	var of []int // the pull each posted receive is part of
-	var ack []byte
-	var acked driver.Posted
+	var of []int      // the pull each posted receive is part of
+	var acked *answer // a training push's
 	start := time.Now()
 	l.mu.Lock()
 	err := func() error {
@@ -118,12 +118,10 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 		}
 		if h != nil {
 			if h.kind != kindPush {
-				ack = make([]byte, whyMessage)
-				r, err := l.tr.PostRecv(l.peer, meshAcks, ack)
-				if err != nil {
+				var err error
+				if acked, err = l.postAnswer(meshAcks); err != nil {
 					return err
 				}
-				acked = r
 			}
 			if err := l.push(ctx, *h, pieces); err != nil {
 				return err
@@ -139,11 +137,12 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 		return err
 	}
 	if acked != nil {
-		if err := acked.Wait(ctx); err != nil {
+		refused, err := acked.read(ctx, l)
+		if err != nil {
 			return err
 		}
-		if n := min(int(binary.LittleEndian.Uint32(ack)), maxAbortText); n > 0 {
-			return fmt.Errorf("refused: %s", wire.Sanitize(string(ack[4:4+n]), maxAbortText))
+		if refused != "" {
+			return fmt.Errorf("refused: %s", refused)
 		}
 	}
 	for i, r := range posted {
@@ -267,8 +266,7 @@ func (l *meshLink) explain(ctx context.Context, h *header, start time.Time, wait
 
 // why asks the server what a request with header h waits for.
 func (l *meshLink) why(ctx context.Context, h *header) (string, error) {
-	buf := make([]byte, whyMessage)
-	r, err := l.tr.PostRecv(l.peer, meshWhy, buf)
+	a, err := l.postAnswer(meshWhy)
 	if err != nil {
 		return "", err
 	}
@@ -278,19 +276,60 @@ func (l *meshLink) why(ctx context.Context, h *header) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := r.Wait(ctx); err != nil {
-		return "", err
-	}
-	n := min(int(binary.LittleEndian.Uint32(buf)), maxAbortText)
-	return wire.Sanitize(string(buf[4:4+n]), maxAbortText), nil
+	return a.read(ctx, l)
 }
 
-// whyAnswer encodes a why's answer as a whyMessage.
-func whyAnswer(text string) []byte {
+// An answer (a training push's acknowledgement, a why's) is a 4-byte
+// length and, when that is not 0, the text as a message of its own: an
+// acknowledgement that says nothing costs 4 bytes on the wire, not a
+// text's worth. A worker's training calls and whys to one server do not
+// overlap (they are its world's, one at a time), so the text that follows
+// a length is the receive's next message under its tag.
+const answerHeader = 4
+
+// sendAnswer sends text as an answer under tag to mesh rank to.
+func sendAnswer(ctx context.Context, tr driver.Transport, to int, tag uint64, text string) error {
 	text = wire.Sanitize(text, maxAbortText)
-	b := make([]byte, whyMessage)
-	binary.LittleEndian.PutUint32(b, uint32(copy(b[4:], text)))
-	return b
+	var n [answerHeader]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(len(text)))
+	if err := tr.Send(ctx, to, tag, n[:]); err != nil || text == "" {
+		return err
+	}
+	return tr.Send(ctx, to, tag, []byte(text))
+}
+
+// postAnswer posts the receive of an answer's length under tag.
+func (l *meshLink) postAnswer(tag uint64) (*answer, error) {
+	a := &answer{tag: tag}
+	r, err := l.tr.PostRecv(l.peer, tag, a.n[:])
+	a.r = r
+	return a, err
+}
+
+// answer is an answer whose length's receive is posted.
+type answer struct {
+	tag uint64
+	n   [answerHeader]byte
+	r   driver.Posted
+}
+
+// read waits for the answer and returns its text ("" for none).
+func (a *answer) read(ctx context.Context, l *meshLink) (string, error) {
+	if err := a.r.Wait(ctx); err != nil {
+		return "", err
+	}
+	n := int(binary.LittleEndian.Uint32(a.n[:]))
+	if n == 0 {
+		return "", nil
+	}
+	if n > maxAbortText {
+		return "", fmt.Errorf("protocol error: a %d-byte answer, over the limit of %d", n, maxAbortText)
+	}
+	text := make([]byte, n)
+	if err := l.tr.Recv(ctx, l.peer, a.tag, text); err != nil {
+		return "", err
+	}
+	return wire.Sanitize(string(text), maxAbortText), nil
 }
 
 // bye tells the server this worker has closed.

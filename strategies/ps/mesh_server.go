@@ -70,6 +70,19 @@ func (m *meshServer) fail(err error) {
 	})
 }
 
+// lost handles an error of the mesh while serving worker w: nothing once
+// the server has stopped, the job's end for an abort (another rank's, which
+// carries its own cause), and the job's failure, naming w, otherwise.
+func (m *meshServer) lost(w int, err error) {
+	switch {
+	case m.ctx.Err() != nil:
+	case errors.Is(err, collective.ErrAborted):
+		m.s.failQuietly(err)
+	default:
+		m.fail(fmt.Errorf("%s: %w", m.who(w), err))
+	}
+}
+
 // serve takes worker w's requests until its goodbye, the server's stop,
 // or a failure.
 func (m *meshServer) serve(w int) {
@@ -89,11 +102,7 @@ func (m *meshServer) serve(w int) {
 	for {
 		h, err := m.next(w, hb)
 		if err != nil {
-			if m.ctx.Err() == nil && !errors.Is(err, collective.ErrAborted) {
-				m.fail(fmt.Errorf("%s: %w", m.who(w), err))
-			} else if m.ctx.Err() == nil {
-				m.s.failQuietly(err)
-			}
+			m.lost(w, err)
 			return
 		}
 		switch h.kind {
@@ -110,7 +119,7 @@ func (m *meshServer) serve(w int) {
 					text = err.Error()
 				}
 				ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
-				if serr := m.tr.Send(ctx, w, meshAcks, whyAnswer(text)); err == nil {
+				if serr := sendAnswer(ctx, m.tr, w, meshAcks, text); err == nil {
 					err = serr
 				}
 				cancel()
@@ -123,7 +132,7 @@ func (m *meshServer) serve(w int) {
 			}
 		case kindWhy:
 			ctx, cancel := context.WithTimeout(m.ctx, diagnosisBudget(m.timeout))
-			err = m.tr.Send(ctx, w, meshWhy, whyAnswer(m.s.whyText(&h)))
+			err = sendAnswer(ctx, m.tr, w, meshWhy, m.s.whyText(&h))
 			cancel()
 		case kindBye:
 			m.s.goodbye(h.rank)
@@ -241,9 +250,7 @@ func (m *meshServer) respond(w int, pulls <-chan header) {
 			continue
 		}
 		if err := m.pull(w, &h); err != nil {
-			if m.ctx.Err() == nil && !errors.Is(err, collective.ErrAborted) {
-				m.fail(fmt.Errorf("%s: %w", m.who(w), err))
-			}
+			m.lost(w, err)
 		}
 	}
 }

@@ -391,16 +391,11 @@ func (s *server) pullParams(ctx context.Context, p *paramShard, h *header, emit 
 	// Parameters change under later updates, so each piece is a copy, in a
 	// pooled buffer that emit owns (gRPC frees it once written).
 	pool := mem.DefaultBufferPool()
-	chunk := int(h.chunk)
-	for pos, end := int(h.offset), int(h.offset+h.length); pos < end; pos = min((pos/chunk+1)*chunk, end) {
-		hi := min((pos/chunk+1)*chunk, end) // the chunk grid, as gridPieces
-		b := pool.Get(hi - pos)
+	return gridPieces(int(h.offset), int(h.length), int(h.chunk), func(lo, hi int) error {
+		b := pool.Get(hi - lo)
 		p.mu.Lock()
-		copy(*b, p.pb[pos:hi])
+		copy(*b, p.pb[lo:hi])
 		p.mu.Unlock()
-		if err := emit(pos, b); err != nil {
-			return err
-		}
-	}
-	return nil
+		return emit(lo, b)
+	})
 }

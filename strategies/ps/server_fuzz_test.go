@@ -125,7 +125,7 @@ func FuzzMeshServer(f *testing.F) {
 		// What the worker would post for answers, so sends do not wait.
 		for _, tag := range []uint64{meshResponses, meshWhy, meshAcks} {
 			for range 4 {
-				trs[0].PostRecv(1, tag, make([]byte, whyMessage))
+				trs[0].PostRecv(1, tag, make([]byte, answerHeader))
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
