@@ -99,6 +99,14 @@ type Record struct {
 	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
 	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
 
+	// Per rank, indexed by rank: where it ran, and its own per-iteration
+	// times (the fields above summarise the slowest rank's per iteration).
+	RankHosts     []string    `json:"rank_hosts,omitempty"`
+	RankPIDs      []int       `json:"rank_pids,omitempty"`
+	RankMedianUs  []float64   `json:"rank_median_us,omitempty"`
+	RankMeanUs    []float64   `json:"rank_mean_us,omitempty"`
+	RankSamplesUs [][]float64 `json:"rank_samples_us,omitempty"`
+
 	// Training (KindTrainStep, KindTrainEpoch).
 	Model       string  `json:"model,omitempty"`
 	Dataset     string  `json:"dataset,omitempty"`

@@ -25,16 +25,25 @@ var completedFlags = map[string]func(c *cobra.Command, typed string) []string{
 		return names
 	},
 	"collective": func(*cobra.Command, string) []string { return job.Collectives() },
-	"dtype":      func(*cobra.Command, string) []string { return dtypeNames() },
-	"op": func(*cobra.Command, string) []string {
+	"dtype": func(c *cobra.Command, _ string) []string { return withAll(c, dtypeNames()) },
+	"op": func(c *cobra.Command, _ string) []string {
 		var names []string
 		for _, o := range collective.Ops() {
 			names = append(names, o.String())
 		}
-		return names
+		return withAll(c, names)
 	},
+	"average": func(*cobra.Command, string) []string { return []string{"0", "1", "2", "3"} },
 	// A link is also RATE[,LATENCY]; only its names can be offered.
 	"link": func(*cobra.Command, string) []string { return append(transport.LinkPresets(), "none") },
+}
+
+// withAll adds run's "all" (nccl-tests' -d all, -o all) to names.
+func withAll(c *cobra.Command, names []string) []string {
+	if c.Name() == "run" {
+		names = append(names, "all")
+	}
+	return names
 }
 
 // registerCompletions offers those values to the shell (cobra's completion

@@ -21,7 +21,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"run", "--collective", "allr"}, []string{"allreduce"}},
 		{[]string{"run", "--dtype", "float"}, []string{"float32", "float64", "float16"}},
 		{[]string{"run", "-d", "int"}, []string{"int32", "int64"}},
-		{[]string{"run", "--op", ""}, []string{"sum", "prod", "max", "min", "avg"}},
+		{[]string{"run", "--op", ""}, []string{"sum", "prod", "max", "min", "avg", "all"}},
 		{[]string{"run", "--link", ""}, presets},
 		{[]string{"run", "--link", "1"}, []string{"100g", "10g", "1g"}},
 		{[]string{"train", "--strategy", ""}, strategies},

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness"
@@ -28,22 +27,69 @@ type runFlags struct {
 	strategy, coll, dtype, op string
 	minBytes, maxBytes, stepB string
 	stepFactor                float64
+	lo, hi, stepBytes         int64 // the parsed sizes, for the preamble
 	np, root, iters, warmup   int
-	check                     bool
+	check                     checkCount
 	jsonPath, link, launcher  string
 	timeout                   time.Duration
 	opts                      []string
 	inplace                   string
+	// nccl-tests' options (see ncclOutput).
+	average, perIter, perIterSkip, cycles, timestamps int
+	ncclJSON                                          string
+}
+
+// checkCount is -c/--check: how many checked runs each point gets, as
+// nccl-tests' -c N, where 0 turns the check off. It also takes true and
+// false, so --check=false reads as it says.
+type checkCount struct{ n int }
+
+func (c *checkCount) String() string { return strconv.Itoa(c.n) }
+func (c *checkCount) Type() string   { return "N" }
+func (c *checkCount) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "true":
+		c.n = 1
+		return nil
+	case "false":
+		c.n = 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a count of checked runs (0 for none) or true/false")
+	}
+	c.n = n
+	return nil
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &runFlags{}
+	f := &runFlags{check: checkCount{1}}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Measure one collective over a range of sizes and print the nccl-tests table",
-		Example: `  distbench run --strategy ring --np 4 --collective allreduce --minbytes 4KiB --maxbytes 64MiB --stepfactor 2 --check
-  mpirun -n 8 distbench run --launcher env --strategy ring --collective allgather -b 1M -e 1G`,
-		Args: cobra.NoArgs,
+		Long: `Measure one collective over a range of sizes and print nccl-tests' table, column for column.
+
+Flags take nccl-tests' short forms and meanings where distbench has the concept
+(-b -e -i -f -n -w -c -o -d -r -a -I -K -N -S -J). Where a definition differs:
+  time   by default the median over iterations of the slowest rank's time
+         (robust to a burst of load from other work); -a 0|1|2|3 gives
+         nccl-tests' (each rank's mean iteration time: rank 0's, the mean,
+         the least or the most over ranks).
+  -c N   runs N checked operations on fresh, exactly reducible inputs before
+         timing (nccl-tests checks after timing); on by default, as there.
+  -J     writes nccl-tests' JSON document (version 3), with a "distbench"
+         object added and only the environment variables that shape a run.
+distbench adds the bytes on the wire per size and, in --json records, every
+rank's figures.`,
+		Example: `  distbench run --strategy ring --np 4 --collective allreduce -b 4KiB -e 64MiB -f 2
+  distbench run --strategy tree --np 8 -d all -o all -I 1 -J tree.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q (write a flag's value as --flag=value or -f value; --check alone means --check=1)", args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := f.spec()
 			if err != nil {
@@ -69,18 +115,39 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVarP(&f.maxBytes, "maxbytes", "e", "64MiB", "largest size")
 	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 2, "multiply the size by this between points")
 	fl.StringVarP(&f.stepB, "stepbytes", "i", "", "add this to the size between points (instead of --stepfactor)")
-	fl.StringVarP(&f.dtype, "dtype", "d", "float32", "element type: "+strings.Join(dtypeNames(), ", "))
-	fl.StringVarP(&f.op, "op", "o", "sum", "reduction op: sum, prod, max, min, avg")
+	fl.StringVarP(&f.dtype, "dtype", "d", "float32", "element type: "+strings.Join(dtypeNames(), ", ")+", or all (nccl-tests' names float, half, double work too)")
+	fl.StringVarP(&f.op, "op", "o", "sum", "reduction op: sum, prod, max, min, avg, or all")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for broadcast, reduce, gather, scatter")
 	fl.IntVarP(&f.iters, "iters", "n", 20, "timed iterations per size")
 	fl.IntVarP(&f.warmup, "warmup", "w", 5, "untimed warm-up iterations per size")
-	fl.BoolVarP(&f.check, "check", "c", false, "check results with exactly reducible inputs; any wrong element fails the run")
-	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row)")
+	check := fl.VarPF(&f.check, "check", "", "checked runs per size on exactly reducible inputs, 0 (or false) for none; any wrong element fails the run")
+	check.NoOptDefVal = "1"
+	// -c N as nccl-tests writes it: a shorthand consumes the next argument
+	// only when its flag has no value of its own, which --check alone needs.
+	fl.VarP(&f.check, "check-count", "c", "checked runs per size (nccl-tests' -c N)")
+	fl.MarkHidden("check-count")
+	fl.IntVarP(&f.average, "average", "a", -1, "time as nccl-tests reports it: each rank's mean iteration time, then 0 rank 0's, 1 the mean, 2 the least, 3 the most (default: the median of the slowest rank's)")
+	fl.IntVarP(&f.perIter, "per_iter_timing", "I", 0, "1: add the per-iteration columns i_min, i_max, i_p99, i_cv% (and per-rank times to -J)")
+	fl.IntVarP(&f.perIterSkip, "per_iter_skip", "K", 0, "leave this many leading iterations out of -I's summaries")
+	fl.IntVarP(&f.cycles, "run_cycles", "N", 1, "run every size this many times, printing each cycle; 0 repeats until interrupted (health loops, with -S 1)")
+	fl.IntVarP(&f.timestamps, "report_timestamps", "S", 0, "1: end every row with a timestamp")
+	fl.StringVarP(&f.ncclJSON, "output_file", "J", "", "write nccl-tests' JSON document here (never over an existing file: then FILE.0, FILE.1, ...)")
+	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row), as sweep's results")
 	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.StringVar(&f.link, "link", "", "shape every rank's NIC, e.g. 10Gbit,25us or a preset (1g, 10g, 25g, 100g, lan, wan)")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
 	fl.StringVar(&f.launcher, "launcher", "local", "local: start --np worker processes here; env: this process is one rank started by mpirun, srun, torchrun or a Kubernetes Job")
+	// nccl-tests' long names of flags distbench names otherwise.
+	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		switch name {
+		case "datatype":
+			name = "dtype"
+		case "warmup_iters":
+			name = "warmup"
+		}
+		return pflag.NormalizedName(name)
+	})
 	return cmd
 }
 
@@ -103,6 +170,7 @@ func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--maxbytes: %w", err)
 	}
+	f.lo, f.hi = lo, hi
 	if lo > hi {
 		return nil, fmt.Errorf("--minbytes %s is larger than --maxbytes %s", f.minBytes, f.maxBytes)
 	}
@@ -115,6 +183,7 @@ func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 		if step, err = units.ParseBytes(f.stepB); err != nil || step <= 0 {
 			return nil, fmt.Errorf("--stepbytes %q: want a positive size such as 1MiB", f.stepB)
 		}
+		f.stepBytes = step
 		if step%elem != 0 {
 			return nil, fmt.Errorf("--stepbytes %s: not a whole number of %s elements (accepted: multiples of %d bytes)", f.stepB, dt, elem)
 		}
@@ -129,15 +198,70 @@ func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 	return out, nil
 }
 
+// ncclAllDTypes is -d all: nccl-tests' order of types, those distbench has.
+var ncclAllDTypes = []collective.DType{collective.Uint8, collective.Int32, collective.Int64, collective.Float16, collective.Float32, collective.Float64, collective.BFloat16}
+
+func (f *runFlags) dtypes() ([]collective.DType, error) {
+	if strings.EqualFold(f.dtype, "all") {
+		return ncclAllDTypes, nil
+	}
+	dt, err := collective.ParseDType(f.dtype)
+	if err != nil {
+		return nil, fmt.Errorf("%w, or all", err)
+	}
+	return []collective.DType{dt}, nil
+}
+
+func (f *runFlags) ops() ([]string, error) {
+	if t, _ := job.TraitsOf(f.coll); !t.Reduces {
+		return []string{f.op}, nil // ignored, as nccl-tests' "none"
+	}
+	if strings.EqualFold(f.op, "all") {
+		var all []string
+		for _, o := range collective.Ops() {
+			all = append(all, o.String())
+		}
+		return all, nil
+	}
+	if _, err := collective.ParseOp(f.op); err != nil {
+		return nil, fmt.Errorf("%w, or all", err)
+	}
+	return []string{f.op}, nil
+}
+
+// output checks nccl-tests' output flags and gathers them.
+func (f *runFlags) output(args []string) (ncclOutput, error) {
+	o := ncclOutput{average: f.average, perIter: f.perIter == 1, perIterSkip: f.perIterSkip, timestamps: f.timestamps == 1, args: args}
+	switch {
+	case f.average < -1 || f.average > 3:
+		return o, fmt.Errorf("-a/--average %d (accepted: 0 rank 0, 1 mean, 2 min, 3 max)", f.average)
+	case f.perIter != 0 && f.perIter != 1:
+		return o, fmt.Errorf("-I/--per_iter_timing %d (accepted: 0 or 1)", f.perIter)
+	case f.timestamps != 0 && f.timestamps != 1:
+		return o, fmt.Errorf("-S/--report_timestamps %d (accepted: 0 or 1)", f.timestamps)
+	case f.perIterSkip < 0 || (f.perIterSkip > 0 && f.perIterSkip >= f.iters):
+		return o, fmt.Errorf("-K/--per_iter_skip %d (accepted: 0 to %d, fewer than --iters)", f.perIterSkip, max(f.iters-1, 0))
+	case f.perIterSkip > 0 && !o.perIter:
+		return o, fmt.Errorf("-K/--per_iter_skip %d needs -I 1", f.perIterSkip)
+	case f.cycles < 0:
+		return o, fmt.Errorf("-N/--run_cycles %d (accepted: 0 to repeat until interrupted, or a positive count)", f.cycles)
+	}
+	return o, nil
+}
+
 func (f *runFlags) spec() (*job.Spec, error) {
 	if _, err := collective.Lookup(f.strategy); err != nil {
 		return nil, err
 	}
-	dt, err := collective.ParseDType(f.dtype)
+	dts, err := f.dtypes()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := collective.ParseOp(f.op); err != nil {
+	ops, err := f.ops()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.output(nil); err != nil {
 		return nil, err
 	}
 	if f.np < 1 {
@@ -149,7 +273,13 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	if f.timeout < job.MinTimeout {
 		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
 	}
-	sizes, err := f.sizes(dt)
+	widest := dts[0]
+	for _, dt := range dts {
+		if dt.Size() > widest.Size() {
+			widest = dt
+		}
+	}
+	sizes, err := f.sizes(widest)
 	if err != nil {
 		return nil, err
 	}
@@ -170,22 +300,32 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	}
 	spec := &job.Spec{
 		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
-		Iters: f.iters, Warmup: f.warmup, Check: f.check,
+		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.
 		KeepSamples: true,
 	}
-	for _, s := range sizes {
-		for _, inplace := range modes {
-			spec.Points = append(spec.Points, job.Point{
-				Collective: f.coll, Bytes: s, DType: dt.String(), Op: f.op, Root: f.root, InPlace: inplace,
-			})
+	// nccl-tests' order: each type, each op, each size, out of place then
+	// in place.
+	for _, dt := range dts {
+		for _, op := range ops {
+			for _, s := range sizes {
+				for _, inplace := range modes {
+					spec.Points = append(spec.Points, job.Point{
+						Collective: f.coll, Bytes: s, DType: dt.String(), Op: op, Root: f.root, InPlace: inplace,
+					})
+				}
+			}
 		}
 	}
 	return spec, spec.Validate()
 }
 
 func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.Writer) error {
+	out, err := f.output(invocation(cmd))
+	if err != nil {
+		return usageError{err}
+	}
 	rank0 := true
 	if f.launcher == "env" {
 		// Every rank runs this command; only rank 0 prints the table and
@@ -200,6 +340,7 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 		// schema), so that report and compare read this file too.
 		env := results.CaptureEnv()
 		env.Link = spec.Link
+		env.Args = out.args
 		for _, p := range spec.Points {
 			env.Planned = append(env.Planned, spec.PointID(p))
 		}
@@ -213,27 +354,44 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 	if !rank0 {
 		tableOut = io.Discard
 	}
-	tw := newTable(tableOut, spec, f.inplace)
+	tw := newTable(tableOut, spec, f, out)
+	if f.ncclJSON != "" && rank0 {
+		doc, path, err := createNCCLDoc(f.ncclJSON, out.args, nowString())
+		if err != nil {
+			return usageError{fmt.Errorf("-J/--output_file: %w", err)}
+		}
+		fmt.Fprintf(tableOut, "# Writing JSON output to %s\n", path)
+		tw.doc = doc
+	}
 	var mu sync.Mutex
+	cycle := 0
 	emit := func(r *results.Record) error {
 		mu.Lock()
 		defer mu.Unlock()
+		if f.cycles != 1 {
+			// Each cycle is a round of the same points, so that report
+			// pools them as it pools a sweep's rounds.
+			r.Round, r.Rounds = cycle, f.cycles
+		}
 		tw.add(r)
 		if jsonOut != nil {
 			return jsonOut.Write(r)
 		}
 		return nil
 	}
-	tw.header()
-	var err error
-	if f.launcher == "env" {
-		err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
-	} else {
-		err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+	for cycle = 1; err == nil && (f.cycles == 0 || cycle <= f.cycles); cycle++ {
+		if f.launcher == "env" {
+			err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
+		} else {
+			err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+		}
 	}
-	tw.footer(err != nil)
+	bwFailed, docErr := tw.footer(err)
 	if err != nil {
 		return err
+	}
+	if docErr != nil {
+		return fmt.Errorf("-J/--output_file: %w", docErr)
 	}
 	if jsonOut != nil {
 		// Only a run that measured every point is marked finished.
@@ -245,132 +403,25 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 		fmt.Fprintf(stderr, "distbench: %d wrong elements\n", tw.wrong)
 		return exitError{1}
 	}
+	if bwFailed {
+		fmt.Fprintf(stderr, "distbench: average bus bandwidth below 90%% of NCCL_TESTS_MIN_BW %s GB/s\n", os.Getenv("NCCL_TESTS_MIN_BW"))
+		return exitError{1}
+	}
 	return nil
 }
 
-// table prints nccl-tests' table: one line per size, out-of-place columns
-// then in-place columns, as the records for that size arrive.
-type table struct {
-	w       *bufio.Writer
-	spec    *job.Spec
-	modes   string
-	pending map[int64][2]*results.Record
-	busbw   []float64
-	wire    []*results.Record // one per row that has wire bytes, for wireTable
-	wrong   int64
-	check   bool
-	rows    int
-}
-
-func newTable(w io.Writer, spec *job.Spec, modes string) *table {
-	return &table{w: bufio.NewWriter(w), spec: spec, modes: modes, pending: map[int64][2]*results.Record{}, check: spec.Check}
-}
-
-func (t *table) header() {
-	s := t.spec
-	fmt.Fprintf(t.w, "# distbench run: strategy %s, np %d, iters %d, warmup %d, check %v", s.Strategy, s.NP, s.Iters, s.Warmup, s.Check)
-	if s.Link != "" {
-		fmt.Fprintf(t.w, ", link %s", s.Link)
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
-		fmt.Fprintf(t.w, ", %s=%s", k, s.Options[k])
-	}
-	fmt.Fprintf(t.w, "\n# time is the median over iterations of the slowest rank's time\n#\n")
-	fmt.Fprintf(t.w, "# %63s %36s\n", "out-of-place", "in-place")
-	fmt.Fprintf(t.w, "# %10s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s\n",
-		"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong")
-	fmt.Fprintf(t.w, "# %10s %12s %8s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s\n",
-		"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
-	t.w.Flush()
-}
-
-func (t *table) add(r *results.Record) {
-	key := int64(-1)
-	for _, p := range t.spec.Points {
-		if t.spec.PointID(p) == r.Point {
-			key = p.Bytes
+// invocation is the command line as parsed: the command's path and every
+// flag that was set, in a form that runs again as it is.
+func invocation(cmd *cobra.Command) []string {
+	args := strings.Fields(cmd.CommandPath())
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+fl.Name+"="+v)
+			}
+			return
 		}
-	}
-	pair := t.pending[key]
-	if r.InPlace {
-		pair[1] = r
-	} else {
-		pair[0] = r
-	}
-	t.pending[key] = pair
-	if (t.modes == "both" && pair[0] != nil && pair[1] != nil) || t.modes != "both" {
-		t.row(pair)
-		delete(t.pending, key)
-	}
-}
-
-func (t *table) row(pair [2]*results.Record) {
-	first := pair[0]
-	if first == nil {
-		first = pair[1]
-	}
-	op := first.Op
-	if op == "" {
-		op = "none"
-	}
-	fmt.Fprintf(t.w, "  %10d %12d %8s %6s %6d", first.Bytes, first.Count, first.DType, op, first.Root)
-	for _, r := range pair {
-		if r != nil && r.Error == "" && r.HasWire() {
-			t.wire = append(t.wire, r)
-			break
-		}
-	}
-	for _, r := range pair {
-		if r == nil {
-			fmt.Fprintf(t.w, " %9s %8s %8s %6s", "-", "-", "-", "-")
-			continue
-		}
-		if r.Error != "" {
-			fmt.Fprintf(t.w, " %9s %8s %8s %6s", "failed", "-", "-", "-")
-			continue
-		}
-		wrong := "N/A"
-		if t.check {
-			wrong = fmt.Sprint(r.Wrong)
-			t.wrong += max(r.Wrong, 0)
-		}
-		fmt.Fprintf(t.w, " %9s %8.2f %8.2f %6s", fmtTime(r.TimeUs), r.AlgBWGBs, r.BusBWGBs, wrong)
-		t.busbw = append(t.busbw, r.BusBWGBs)
-	}
-	fmt.Fprintln(t.w)
-	t.rows++
-	t.w.Flush()
-}
-
-func fmtTime(us float64) string {
-	if us >= 1e6 {
-		return fmt.Sprintf("%.0f", us)
-	}
-	return fmt.Sprintf("%.2f", us)
-}
-
-func (t *table) footer(failed bool) {
-	for _, pair := range t.pending { // a failed run leaves half rows
-		t.row(pair)
-	}
-	t.wireTable()
-	if t.check {
-		status := "OK"
-		if t.wrong > 0 {
-			status = "FAILED"
-		}
-		fmt.Fprintf(t.w, "# Out of bounds values : %d %s\n", t.wrong, status)
-	}
-	avg := 0.0
-	for _, b := range t.busbw {
-		avg += b
-	}
-	if len(t.busbw) > 0 {
-		avg /= float64(len(t.busbw))
-	}
-	fmt.Fprintf(t.w, "# Avg bus bandwidth    : %.4f\n", avg)
-	if failed {
-		fmt.Fprintf(t.w, "# incomplete: the run failed after %d rows\n", t.rows)
-	}
-	t.w.Flush()
+		args = append(args, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return args
 }

@@ -46,6 +46,15 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{"root out of range", []string{"run", "--collective", "broadcast", "--np", "2", "--root", "5"}, "root 5 out of range for np 2"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"average out of range", []string{"run", "-a", "4"}, "-a/--average 4 (accepted: 0 rank 0, 1 mean, 2 min, 3 max)"},
+		{"per_iter_timing not 0 or 1", []string{"run", "-I", "2"}, "-I/--per_iter_timing 2 (accepted: 0 or 1)"},
+		{"per_iter_skip without -I", []string{"run", "-K", "2"}, "-K/--per_iter_skip 2 needs -I 1"},
+		{"per_iter_skip past iters", []string{"run", "-I", "1", "-K", "20", "-n", "20"}, "-K/--per_iter_skip 20 (accepted: 0 to 19, fewer than --iters)"},
+		{"negative cycles", []string{"run", "-N", "-1"}, "-N/--run_cycles -1 (accepted: 0 to repeat until interrupted"},
+		{"report_timestamps not 0 or 1", []string{"run", "-S", "3"}, "-S/--report_timestamps 3 (accepted: 0 or 1)"},
+		{"check not a count", []string{"run", "-c", "some"}, `invalid argument "some" for "-c, --check-count" flag: want a count of checked runs (0 for none) or true/false`},
+		{"all types need whole doubles", []string{"run", "-d", "all", "-b", "4", "-e", "64"}, "size 4 bytes is not a multiple of int64's 8 bytes (accepted: multiples of 8)"},
+		{"unknown dtype or all", []string{"run", "-d", "float8"}, `(accepted: float32, float64, float16, bfloat16, int32, int64, uint8), or all`},
 		{"timeout too short", []string{"run", "--timeout", "1ns"}, "--timeout 1ns: too short (accepted: 1s or more)"},
 		{"stepfactor NaN", []string{"run", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1, such as 2"},
 		{"stepfactor Inf", []string{"run", "-f", "+Inf"}, "--stepfactor +Inf: want a finite number greater than 1"},
@@ -130,8 +139,6 @@ func TestStrategies(t *testing.T) {
 	}
 }
 
-var rowRE = regexp.MustCompile(`^\s+(\d+)\s+(\d+)\s+float32\s+sum\s+-1\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)$`)
-
 // TestRunProcesses runs real worker processes over real TCP and checks the
 // table, the JSON records and the correctness count.
 func TestRunProcesses(t *testing.T) {
@@ -140,16 +147,16 @@ func TestRunProcesses(t *testing.T) {
 	}
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
 	code, stdout, stderr := runCLI(t, "run", "--strategy", "ring", "--np", "3", "--collective", "allreduce",
-		"-b", "4KiB", "-e", "1MiB", "-f", "16", "--iters", "5", "--warmup", "1", "--check", "--json", jsonPath, "--timeout", "1m")
+		"-b", "4KiB", "-e", "1MiB", "-f", "16", "--iters", "5", "--warmup", "1", "-c", "1", "--json", jsonPath, "--timeout", "1m")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	var rows int
 	for _, line := range strings.Split(stdout, "\n") {
-		if m := rowRE.FindStringSubmatch(line); m != nil {
+		if r, err := parseNCCLRow(line); err == nil {
 			rows++
-			if m[6] != "0" || m[10] != "0" {
-				t.Errorf("wrong elements: %s", line)
+			if r.wrong != [2]string{"0", "0"} || r.typ != "float" || r.redop != "sum" || r.root != "-1" || r.busbw[0] <= r.algbw[0] {
+				t.Errorf("row %+v: %s", r, line)
 			}
 		}
 	}
@@ -332,4 +339,49 @@ func readJSONL(t *testing.T, path string) []results.Record {
 		}
 	}
 	return recs
+}
+
+// TestRunCycles: -N repeats every size, each cycle a round of the same
+// points in --json, and -S ends every row with a timestamp.
+func TestRunCycles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "--np", "2", "-b", "4KiB", "-e", "8KiB", "-n", "3", "-w", "1",
+		"-N", "2", "-S", "1", "--json", filepath.Join(dir, results.FileName), "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	stamp := regexp.MustCompile(`  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
+	rows := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rows++
+		if !stamp.MatchString(line) {
+			t.Errorf("row without a timestamp: %q", line)
+		}
+		if _, err := parseNCCLRow(line); err != nil {
+			t.Errorf("row %q: %v", line, err)
+		}
+	}
+	if rows != 4 {
+		t.Errorf("%d rows, want 2 sizes × 2 cycles:\n%s", rows, stdout)
+	}
+	recs := readJSONL(t, filepath.Join(dir, results.FileName))
+	rounds := map[int]int{}
+	for _, r := range recs {
+		if r.Rounds != 2 {
+			t.Errorf("%s: round %d of %d, want of 2", r.Point, r.Round, r.Rounds)
+		}
+		rounds[r.Round]++
+	}
+	if rounds[1] != 4 || rounds[2] != 4 {
+		t.Errorf("records per cycle %v, want 4 in each of 2", rounds)
+	}
+	if code, stdout, stderr = runCLI(t, "report", dir); code != 0 {
+		t.Fatalf("report: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }
