@@ -25,7 +25,7 @@ var completedFlags = map[string]func(c *cobra.Command, typed string) []string{
 		return names
 	},
 	"collective": func(*cobra.Command, string) []string { return job.Collectives() },
-	"dtype": func(c *cobra.Command, _ string) []string { return withAll(c, dtypeNames()) },
+	"dtype":      func(c *cobra.Command, _ string) []string { return withAll(c, dtypeNames()) },
 	"op": func(c *cobra.Command, _ string) []string {
 		var names []string
 		for _, o := range collective.Ops() {
