@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ import (
 // arguments it holds, a JSON list.
 const envLaunch = "DISTBENCH_TEST_LAUNCH"
 
+// envArgv makes the test binary distbench itself, its arguments the CLI's:
+// what a job engine runs when a test hands it the test binary.
+const envArgv = "DISTBENCH_TEST_ARGV"
+
 // TestMain lets the test binary be its own worker: the launcher starts
 // os.Executable() with DISTBENCH_SPEC set, exactly as it starts distbench.
 // DISTBENCH_TEST_DIE_RANK/AFTER make one worker die abruptly mid-run, and
@@ -24,6 +29,14 @@ const envLaunch = "DISTBENCH_TEST_LAUNCH"
 // stuck process would), to test what its peers report. With envLaunch set it
 // is a launcher instead, a process a test can kill.
 func TestMain(m *testing.M) {
+	if os.Getenv(envArgv) == "1" && os.Getenv(launch.EnvSpec) == "" {
+		// Started by an engine (mpirun, a stand-in srun) as distbench,
+		// stopped by its signals as main is.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+		stop()
+		os.Exit(code)
+	}
 	if args := os.Getenv(envLaunch); args != "" && os.Getenv(launch.EnvSpec) == "" {
 		var argv []string
 		if err := json.Unmarshal([]byte(args), &argv); err != nil {

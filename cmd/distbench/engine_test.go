@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distbench/distbench/results"
+)
+
+// engineRows checks run's table as an engine's ranks print it: rank 0's
+// rows, every element right.
+func engineRows(t *testing.T, stdout string, want int) {
+	t.Helper()
+	rows := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		r, err := parseNCCLRow(line)
+		if err != nil {
+			continue
+		}
+		rows++
+		if r.wrong != [2]string{"0", "0"} {
+			t.Errorf("wrong elements: %s", line)
+		}
+	}
+	if rows != want {
+		t.Errorf("%d rows, want %d (rank 0 alone prints):\n%s", rows, want, stdout)
+	}
+}
+
+// TestEngineMpirun runs `run --launcher mpirun`: distbench builds the
+// mpirun line, Open MPI starts 4 ranks, each finds its rank in Open MPI's
+// environment and the rendezvous in the variables mpirun exported.
+func TestEngineMpirun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "4", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 4 ") {
+		t.Errorf("the line it ran is not printed: %s", stderr)
+	}
+	engineRows(t, stdout, 2)
+}
+
+// standInSrun is srun as far as distbench uses it: -n N, --export, and the
+// program; each task gets Slurm's variables.
+const standInSrun = `#!/bin/sh
+n=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) n=$2; shift 2 ;;
+    --export=*) shift ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+pids=
+i=0
+while [ $i -lt $n ]; do
+  SLURM_JOB_ID=4242 SLURM_STEP_ID=0 SLURM_PROCID=$i SLURM_LOCALID=$i SLURM_NTASKS=$n SLURM_STEP_NUM_TASKS=$n \
+    SLURM_STEP_NODELIST=localhost SLURM_JOB_NODELIST=localhost "$@" &
+  pids="$pids $!"
+  i=$((i+1))
+done
+trap 'kill -TERM $pids 2>/dev/null' TERM INT
+rc=0
+for p in $pids; do wait $p || rc=$?; done
+exit $rc
+`
+
+// TestEngineSrun runs `run --launcher srun` against a stand-in srun (no
+// Slurm here): the ranks read SLURM_PROCID and SLURM_NTASKS.
+func TestEngineSrun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "srun"), []byte(standInSrun), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv(envArgv, "1")
+	t.Setenv("MASTER_ADDR", "127.0.0.1")
+	code, stdout, stderr := runCLI(t, "run", "--launcher", "srun", "--np", "3", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running srun -n 3 --export=ALL,DISTBENCH_TOKEN,MASTER_PORT,MASTER_ADDR ") {
+		t.Errorf("the line it ran is not printed: %s", stderr)
+	}
+	engineRows(t, stdout, 2)
+}
+
+// TestEngineInterrupted interrupts `run --launcher mpirun` mid-run, as
+// Ctrl-C does: mpirun stops every rank, rank 0 closes its table marked
+// incomplete, and its --json keeps every row it measured.
+func TestEngineInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	jsonPath := filepath.Join(t.TempDir(), results.FileName)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runCtx, interrupt := context.WithCancel(ctx)
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		// Far more iterations than it gets to: it runs until interrupted.
+		done <- run(runCtx, &stdout, &stderr, []string{"run", "--launcher", "mpirun", "--np", "2", "-b", "4KiB", "-e", "4MiB",
+			"-f", "2", "-n", "2000", "-w", "1", "--json", jsonPath, "--timeout", "1m"})
+	}()
+	// Interrupt once the first point's record is on disk.
+	for {
+		b, _ := os.ReadFile(jsonPath)
+		if bytes.Count(b, []byte(`"kind":"collective"`)) >= 1 {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("finished (exit %d) before the interrupt\n%s\n%s", code, stdout.String(), stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("no record within 3m\n%s\n%s", stdout.String(), stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	interrupt()
+	var code int
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		t.Fatal("run did not end after the interrupt")
+	}
+	if code == 0 {
+		t.Errorf("exit 0 after an interrupt")
+	}
+	if !strings.Contains(stdout.String(), "# incomplete:") {
+		t.Errorf("rank 0's table is not marked incomplete:\n%s\n%s", stdout.String(), stderr.String())
+	}
+	run, err := results.ReadRun(filepath.Dir(jsonPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Complete() || len(run.Records) == 0 {
+		t.Errorf("complete %v with %d records: want the measured records kept, the run incomplete", run.Complete(), len(run.Records))
+	}
+}
