@@ -35,6 +35,10 @@ type Config struct {
 	Token []byte
 	// Logf, if set, receives diagnostic lines.
 	Logf func(format string, args ...any)
+	// KeepTransport leaves Transport open when the communicator closes:
+	// its caller builds several communicators over it, one after another
+	// (a sweep inside one engine allocation), and closes it itself.
+	KeepTransport bool
 }
 
 // Validate checks the configuration before any network is touched.

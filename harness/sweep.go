@@ -43,6 +43,9 @@ type SweepOptions struct {
 	Stderr io.Writer
 	// Grace is launch.Options.Grace.
 	Grace time.Duration
+	// Launch runs one launch; nil is launch.Launch, which starts the
+	// processes. Inside an engine's allocation it is Allocation.Launch.
+	Launch func(context.Context, launch.Options) error
 }
 
 // SweepResult counts what a sweep did, in points: a point measured in rounds
@@ -383,7 +386,7 @@ func (s *sweeper) group(ctx context.Context, g *plan.Group, round int, pending [
 				}
 			}
 		}
-		err = launch.Launch(ctx, launch.Options{Spec: &spec, Exe: s.o.Exe, Args: s.o.Args, Emit: emit, Stderr: s.stderr, Grace: s.o.Grace})
+		err = s.launch(ctx, launch.Options{Spec: &spec, Exe: s.o.Exe, Args: s.o.Args, Emit: emit, Stderr: s.stderr, Grace: s.o.Grace})
 	case g.Peer != nil:
 		job := g.Peer.Job
 		job.Sizes = nil
@@ -435,6 +438,13 @@ func (s *sweeper) group(ctx context.Context, g *plan.Group, round int, pending [
 	return nil
 }
 
+func (s *sweeper) launch(ctx context.Context, o launch.Options) error {
+	if s.o.Launch != nil {
+		return s.o.Launch(ctx, o)
+	}
+	return launch.Launch(ctx, o)
+}
+
 func allTrue(b []bool) bool { return !slices.Contains(b, false) }
 
 // train runs a training launch. Its records (train_step, train_epoch) are
@@ -444,7 +454,7 @@ func allTrue(b []bool) bool { return !slices.Contains(b, false) }
 // next arrives, to know which is last.
 func (s *sweeper) train(ctx context.Context, spec *job.Spec, p *plan.PlannedPoint, emit func(*results.Record) error) error {
 	var held *results.Record
-	err := launch.Launch(ctx, launch.Options{
+	err := s.launch(ctx, launch.Options{
 		Spec: spec, Exe: s.o.Exe, Args: s.o.Args, Stderr: s.stderr, Grace: s.o.Grace,
 		Emit: func(r *results.Record) error {
 			if held != nil {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +162,96 @@ func TestEngineInterrupted(t *testing.T) {
 	}
 	if run.Complete() || len(run.Records) == 0 {
 		t.Errorf("complete %v with %d records: want the measured records kept, the run incomplete", run.Complete(), len(run.Records))
+	}
+}
+
+// TestEngineSweep sweeps np 2 and 4 in one mpirun allocation of 4 ranks:
+// the same points as the local launcher's sweep of the same plan, measured
+// on the allocation's first np ranks, which compare matches point for
+// point.
+func TestEngineSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	plan := []string{"--strategy", "ring,ps", "--np", "2,4", "-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--rounds", "1", "--timeout", "1m"}
+	engine, local := filepath.Join(t.TempDir(), "engine"), filepath.Join(t.TempDir(), "local")
+	code, stdout, stderr := runCLI(t, append([]string{"sweep", "--launcher", "mpirun", "--out", engine}, plan...)...)
+	if code != 0 {
+		t.Fatalf("sweep under mpirun: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 4 ") || !strings.Contains(stdout, "8 of 8 points measured") {
+		t.Errorf("want one mpirun of 4 ranks measuring 8 points:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if code, stdout, stderr = runCLI(t, append([]string{"sweep", "--out", local}, plan...)...); code != 0 {
+		t.Fatalf("local sweep: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	a, err := results.ReadRun(engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := results.ReadRun(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := func(run *results.Run) (ids []string) {
+		for _, r := range run.Records {
+			if r.Error != "" || r.Wrong != 0 {
+				t.Errorf("%s: error %q, %d wrong", r.Point, r.Error, r.Wrong)
+			}
+			ids = append(ids, r.Point)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if pa, pb := points(a), points(b); !slices.Equal(pa, pb) || len(pa) != 8 {
+		t.Errorf("points differ:\nengine %q\nlocal  %q", pa, pb)
+	}
+	// Within noise: nothing regressed (0), or too few samples to say (3).
+	if code, stdout, stderr = runCLI(t, "compare", local, engine, "--out", t.TempDir()); code != 0 && code != 3 {
+		t.Errorf("compare local → engine: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestEngineSweepTooSmall: inside an allocation of 2 ranks, a launch that
+// needs 3 is recorded as skipped, saying why, and the rest are measured.
+func TestEngineSweepTooSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	srun := filepath.Join(dir, "srun")
+	if err := os.WriteFile(srun, []byte(standInSrun), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(srun, "-n", "2", os.Args[0], "sweep", "--launcher", "env", "--out", out, "--strategy", "ring", "--np", "2,3",
+		"-b", "4KiB", "-e", "4KiB", "-n", "2", "-w", "1", "--rounds", "1", "--timeout", "1m")
+	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29517")
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want exit 1 (a point skipped), got %v\n%s", err, b)
+	}
+	run, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured, skipped := 0, 0
+	for _, r := range run.Records {
+		switch {
+		case r.NP == 2 && r.Error == "" && r.Wrong == 0:
+			measured++
+		case r.NP == 3 && r.Error == "skipped: np 3 is more than the 2 ranks the engine started":
+			skipped++
+		default:
+			t.Errorf("%s: error %q", r.Point, r.Error)
+		}
+	}
+	if measured != 1 || skipped != 1 {
+		t.Errorf("%d measured, %d skipped; want 1 and 1\n%s", measured, skipped, b)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -108,7 +107,7 @@ rank's figures.`,
 				return usageError{err}
 			}
 			if slices.Contains(launch.Engines(), f.launcher) {
-				return runEngine(cmd, f, stdout, stderr)
+				return runEngine(cmd, f.launcher, f.np, f.launcherArgs, stdout, stderr)
 			}
 			return runSpec(cmd, spec, f, stdout, stderr)
 		},
@@ -143,7 +142,7 @@ rank's figures.`,
 	fl.StringVar(&f.link, "link", "", "shape every rank's NIC, e.g. 10Gbit,25us or a preset (1g, 10g, 25g, 100g, lan, wan)")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
-	fl.StringVar(&f.launcher, "launcher", "local", "local: start --np worker processes here; env: this process is one rank started by mpirun, srun, torchrun or a Kubernetes Job; mpirun, srun: start --np ranks through that engine (the line it runs is printed)")
+	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)
 	fl.StringArrayVar(&f.launcherArgs, "launcher-arg", nil, "an argument for --launcher mpirun or srun, before the program (repeatable), e.g. --launcher-arg=--hostfile=hosts")
 	// nccl-tests' long names of flags distbench names otherwise.
 	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -274,11 +273,8 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	if f.np < 1 {
 		return nil, fmt.Errorf("--np %d: must be at least 1", f.np)
 	}
-	if launchers := append([]string{"local", "env"}, launch.Engines()...); !slices.Contains(launchers, f.launcher) {
-		return nil, fmt.Errorf("--launcher %q (accepted: %s)", f.launcher, strings.Join(launchers, ", "))
-	}
-	if len(f.launcherArgs) > 0 && !slices.Contains(launch.Engines(), f.launcher) {
-		return nil, fmt.Errorf("--launcher-arg is for --launcher %s", strings.Join(launch.Engines(), " or "))
+	if err := checkLauncher(f.launcher, f.launcherArgs); err != nil {
+		return nil, err
 	}
 	if f.timeout < job.MinTimeout {
 		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
@@ -418,33 +414,6 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 		return exitError{1}
 	}
 	return nil
-}
-
-// runEngine runs this command's ranks through mpirun or srun: each rank
-// runs it again with --launcher env.
-func runEngine(cmd *cobra.Command, f *runFlags, stdout, stderr io.Writer) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var args []string
-	for _, a := range invocation(cmd)[1:] { // without the program's name
-		switch {
-		case strings.HasPrefix(a, "--launcher="):
-			args = append(args, "--launcher=env")
-		case strings.HasPrefix(a, "--launcher-arg="):
-		default:
-			args = append(args, a)
-		}
-	}
-	e := launch.Engine{Name: f.launcher, NP: f.np, Self: self, Args: args, Extra: f.launcherArgs}
-	err = e.Run(cmd.Context(), stdout, stderr)
-	var ee *launch.ExitError
-	if errors.As(err, &ee) {
-		// The ranks said what went wrong.
-		return exitError{ee.Code}
-	}
-	return err
 }
 
 // invocation is the command line as parsed: the command's path and every

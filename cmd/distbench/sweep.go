@@ -36,6 +36,8 @@ type sweepFlags struct {
 	root, iters, warmup, rounds                  int
 	check                                        bool
 	timeBudget, timeout                          time.Duration
+	launcher                                     string
+	launcherArgs                                 []string
 }
 
 // planFlags are the flags that describe a plan's collectives; any of them
@@ -88,6 +90,8 @@ interrupted.`,
 
 	f.addPlanFlags(fl)
 	fl.StringSliceVar(&f.peers, "peers", nil, "also run the allreduce sizes through reference implementations: mpi, gloo")
+	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage+"; under an engine, one allocation of the plan's largest np sweeps the smaller ones on its first ranks")
+	fl.StringArrayVar(&f.launcherArgs, "launcher-arg", nil, "an argument for --launcher mpirun or srun, before the program (repeatable)")
 	return cmd
 }
 
@@ -122,6 +126,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageError{err}
 	}
+	if err := checkLauncher(f.launcher, f.launcherArgs); err != nil {
+		return usageError{err}
+	}
 	exp, err := p.Expand()
 	if err != nil {
 		return usageError{err}
@@ -130,15 +137,43 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 		printPlan(stdout, exp)
 		return nil
 	}
-	prog := newProgress(stdout, stderr)
-	fmt.Fprintf(stdout, "distbench sweep: %s in %s%s into %s\n", plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), dir)
-	res, err := harness.Sweep(cmd.Context(), harness.SweepOptions{
-		Plan: exp, Dir: dir, Env: results.CaptureEnv(), Resume: f.resume != "",
-		Args: []string{"worker"}, Progress: prog,
-	})
+	switch f.launcher {
+	case "mpirun", "srun":
+		if f.out == "" && f.resume == "" {
+			// Every rank must agree on the directory rank 0 writes.
+			cmd.Flags().Set("out", dir)
+		}
+		return runEngine(cmd, f.launcher, planRanks(exp), f.launcherArgs, stdout, stderr)
+	case "env":
+		var res *harness.SweepResult
+		err := inAllocation(cmd, exp, func(o harness.SweepOptions) error {
+			var err error
+			res, err = sweepInto(cmd, f, exp, dir, o, stdout, stderr)
+			return err
+		})
+		if res == nil || err != nil {
+			return err
+		}
+		return f.finish(res, dir, stdout, stderr)
+	}
+	res, err := sweepInto(cmd, f, exp, dir, harness.SweepOptions{}, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	return f.finish(res, dir, stdout, stderr)
+}
+
+// sweepInto runs the sweep into dir, o's Launch (if any) starting each
+// launch.
+func sweepInto(cmd *cobra.Command, f *sweepFlags, exp *plan.Expanded, dir string, o harness.SweepOptions, stdout, stderr io.Writer) (*harness.SweepResult, error) {
+	prog := newProgress(stdout, stderr)
+	fmt.Fprintf(stdout, "distbench sweep: %s in %s%s into %s\n", plural(exp.NumPoints(), "point"), plural(exp.NumLaunches(), "launch"), inRounds(exp), dir)
+	o.Plan, o.Dir, o.Env, o.Resume, o.Args, o.Progress = exp, dir, results.CaptureEnv(), f.resume != "", []string{"worker"}, prog
+	return harness.Sweep(cmd.Context(), o)
+}
+
+// finish writes the report and says how the sweep went.
+func (f *sweepFlags) finish(res *harness.SweepResult, dir string, stdout, stderr io.Writer) error {
 	var reportErr error
 	if !f.noReport {
 		if reportErr = reports.Generate(dir); reportErr != nil {

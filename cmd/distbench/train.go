@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
+	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/nn"
@@ -28,6 +30,8 @@ func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 		timeout  time.Duration
 		opts     []string
 		link     string
+		launcher string
+		engArgs  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -90,8 +94,25 @@ Every step and epoch record carries the rate it trained at (lr).`,
 					return usagef("--mode ps-async needs --opt staleness=N with N > 0 (steps a worker may run ahead)")
 				}
 			}
+			if err := checkLauncher(launcher, engArgs); err != nil {
+				return usageError{err}
+			}
 			if out == "" {
 				out = filepath.Join("runs", "train-"+time.Now().Format("20060102-150405"))
+			}
+			rank0 := true
+			switch launcher {
+			case "mpirun", "srun":
+				cmd.Flags().Set("out", out) // the directory rank 0 writes
+				return runEngine(cmd, launcher, np, engArgs, stdout, stderr)
+			case "env":
+				if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
+					rank0 = false
+				}
+			}
+			if !rank0 {
+				// One rank of an engine's job: rank 0 writes and prints.
+				return harness.RunRank(cmd.Context(), spec, os.Getenv, func(*results.Record) error { return nil })
 			}
 			env := results.CaptureEnv()
 			env.Args = os.Args
@@ -117,7 +138,11 @@ Every step and epoch record carries the rate it trained at (lr).`,
 				}
 				return w.Write(r)
 			}
-			err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+			if launcher == "env" {
+				err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
+			} else {
+				err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
+			}
 			if err != nil {
 				fmt.Fprintf(stdout, "# incomplete: results so far in %s\n", out)
 				return err
@@ -130,6 +155,8 @@ Every step and epoch record carries the rate it trained at (lr).`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&launcher, "launcher", "local", launcherUsage)
+	fl.StringArrayVar(&engArgs, "launcher-arg", nil, "an argument for --launcher mpirun or srun, before the program (repeatable)")
 	fl.StringVar(&cfg.Model, "model", "lenet", "model (mlp, lenet, resnet20, resnet18, resnet50)")
 	fl.StringVar(&cfg.Dataset, "dataset", "mnist", "dataset (mnist, fashion-mnist, cifar10); see 'make data'")
 	fl.StringVar(&cfg.DataDir, "data", "", "dataset directory (default data/<dataset>)")

@@ -534,7 +534,7 @@ func (g *Group) Close() error {
 	if !g.closeOps() {
 		return nil
 	}
-	if g.top && g.shared.tr != nil {
+	if g.top && g.shared.tr != nil && !g.shared.cfg.KeepTransport {
 		return g.shared.tr.Close()
 	}
 	return nil

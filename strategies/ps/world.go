@@ -245,7 +245,7 @@ func (w *world) close() {
 // closeMesh closes the mesh, if this world owns it, once nothing here
 // needs it any more.
 func (w *world) closeMesh() {
-	if w.tr != nil {
+	if w.tr != nil && !w.cfg.KeepTransport {
 		w.tr.Close()
 	}
 	close(w.finished)
