@@ -47,11 +47,21 @@ type Point struct {
 	Op         string `json:"op"`
 	Root       int    `json:"root"`
 	InPlace    bool   `json:"inplace"`
+	// Point-to-point benchmarks only (Traits.PointToPoint): the window of
+	// non-blocking operations of p2p-bw and p2p-bibw (0: DefaultWindow),
+	// and, when Iters is positive, the point's own timed and warm-up
+	// iterations instead of the Spec's, as OSU's differ for large messages.
+	Window int `json:"window,omitempty"`
+	Iters  int `json:"iters,omitempty"`
+	Warmup int `json:"warmup,omitempty"`
 }
 
 // PointID is p's stable identifier within a launch.
 func (s *Spec) PointID(p Point) string {
 	id := fmt.Sprintf("%s/%s/np=%d/bytes=%d/%s/%s/root=%d/inplace=%v", p.Collective, s.Strategy, s.NP, p.Bytes, p.DType, p.Op, p.Root, p.InPlace)
+	if p.Window > 0 {
+		id += fmt.Sprintf("/window=%d", p.Window)
+	}
 	if s.Link != "" {
 		id += "/link=" + s.Link
 	}
@@ -162,7 +172,7 @@ func (p Point) validate(np int) error {
 	if p.Root < 0 || p.Root >= np {
 		return fmt.Errorf("root %d out of range for np %d (accepted: 0..%d)", p.Root, np, np-1)
 	}
-	return nil
+	return p.validateP2P(t, np)
 }
 
 // BufferBytes is what one rank of a world of np allocates for p (the
