@@ -83,7 +83,13 @@ Where distbench differs from OSU:
     counts, as OSU's; --json records also give per-iteration statistics
     (median, p95, confidence interval) that OSU does not print;
   - OSU's -d (device buffers), -M, -G, -P, -T, -I and -z are not offered.`,
-		Args: cobra.NoArgs,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("p2p: name a test: latency, bw or bibw (see 'distbench p2p --help')")
+			}
+			return usagef("p2p: unknown test %q (accepted: latency, bw, bibw)", args[0])
+		},
+		RunE: func(*cobra.Command, []string) error { return nil }, // Args refuses every call
 	}
 	for _, t := range p2pTests {
 		cmd.AddCommand(newP2PTestCmd(t, stdout, stderr))
