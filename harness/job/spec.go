@@ -178,7 +178,7 @@ func (p Point) validate(np int) error {
 // BufferBytes is what one rank of a world of np allocates for p (the
 // harness's benchmark alloc): the whole buffer, another for the
 // out-of-place form (one rank's block of it for the collectives that split
-// it), and always two for sendrecv. A strategy's own scratch comes on top.
+// it), and always two for sendrecv and the p2p benchmarks. A strategy's own scratch comes on top.
 func (p Point) BufferBytes(np int) int64 {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {
@@ -186,8 +186,8 @@ func (p Point) BufferBytes(np int) int64 {
 	}
 	whole := int64(p.Count(dt, np)) * int64(dt.Size())
 	switch {
-	case p.Collective == "sendrecv":
-		return 2 * whole
+	case p.Collective == "sendrecv" || collectives[p.Collective].PointToPoint:
+		return 2 * whole // a send and a receive buffer (p2p: windows share them, as OSU's)
 	case p.InPlace:
 		return whole
 	case collectives[p.Collective].Blocks && p.Collective != "alltoall":
