@@ -93,9 +93,7 @@ func (s *Spec) Record(p Point) *results.Record {
 		Root: -1, InPlace: p.InPlace, Link: s.Link, Options: s.Options,
 		Iters: s.Iters, Warmup: s.Warmup, Wrong: -1,
 	}
-	if p.Iters > 0 {
-		r.Iters, r.Warmup = p.Iters, p.Warmup
-	}
+	r.Iters, r.Warmup = s.ItersOf(p)
 	if t.Reduces {
 		r.Op = p.Op
 	}
