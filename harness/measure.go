@@ -17,7 +17,11 @@ import (
 func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
 	for _, p := range spec.Points {
 		start := time.Now()
-		rec, err := measurePoint(ctx, comm, spec, p)
+		measure := measurePoint
+		if t, _ := job.TraitsOf(p.Collective); t.PointToPoint {
+			measure = measureP2P // harness/p2p.go
+		}
+		rec, err := measure(ctx, comm, spec, p)
 		if comm.Rank() != 0 {
 			if err != nil {
 				return err

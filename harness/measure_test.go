@@ -67,6 +67,9 @@ func measureInProcess(t *testing.T, spec *job.Spec) []*results.Record {
 func TestMeasureEveryCollective(t *testing.T) {
 	for _, np := range []int{1, 3} {
 		for _, coll := range job.Collectives() {
+			if tr, _ := job.TraitsOf(coll); tr.PointToPoint {
+				continue // p2p_test.go
+			}
 			t.Run(fmt.Sprintf("np=%d/%s", np, coll), func(t *testing.T) {
 				spec := &job.Spec{Strategy: "ring", NP: np, Timeout: time.Minute, Iters: 3, Warmup: 1, Check: true, KeepSamples: true}
 				for _, inplace := range []bool{false, true} {
@@ -104,6 +107,9 @@ func sizeOf(dt string) int {
 func TestBenchmarksAreTheCollectives(t *testing.T) {
 	var have []string
 	for name := range benchmarks {
+		have = append(have, name)
+	}
+	for name := range p2pNames {
 		have = append(have, name)
 	}
 	slices.Sort(have)

@@ -39,6 +39,10 @@ func BusBWFactor(collective string, np int) (float64, error) {
 		return (n - 1) / n, nil
 	case "broadcast", "reduce", "sendrecv", "send", "recv":
 		return 1, nil
+	case "p2platency", "p2pbw", "p2pbibw":
+		// OSU's figures between two ranks: the bandwidth is what the
+		// benchmark defines, nothing to scale.
+		return 1, nil
 	}
 	return 0, fmt.Errorf("stats: busbw of unknown collective %q (known: allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv, gather, scatter)", collective)
 }

@@ -13,6 +13,10 @@ type Traits struct {
 	Reduces bool // takes an op
 	Rooted  bool // takes a root
 	Blocks  bool // the count splits into np equal blocks
+	// PointToPoint: OSU's benchmarks between ranks 0 and 1 (see
+	// harness/p2p.go); the other ranks of the world idle. A Point's
+	// Window, Iters and Warmup are theirs.
+	PointToPoint bool
 }
 
 // collectives are the collectives a Point may name. Sizes name the larger
@@ -30,7 +34,17 @@ var collectives = map[string]Traits{
 	"alltoall":      {Blocks: true},
 	"sendrecv":      {},
 	"barrier":       {},
+	"p2p-latency":   {PointToPoint: true},
+	"p2p-bw":        {PointToPoint: true},
+	"p2p-bibw":      {PointToPoint: true},
 }
+
+// DefaultWindow is OSU's window of non-blocking operations in flight for
+// p2p-bw and p2p-bibw (WINDOW_SIZE_LARGE), used where a Point gives none.
+const DefaultWindow = 64
+
+// MaxWindow is the largest window a Point may give.
+const MaxWindow = 1 << 16
 
 // TraitsOf returns the traits of a collective; ok is false for a name that
 // is not one.
@@ -79,6 +93,7 @@ func (s *Spec) Record(p Point) *results.Record {
 		Root: -1, InPlace: p.InPlace, Link: s.Link, Options: s.Options,
 		Iters: s.Iters, Warmup: s.Warmup, Wrong: -1,
 	}
+	r.Iters, r.Warmup = s.ItersOf(p)
 	if t.Reduces {
 		r.Op = p.Op
 	}

@@ -47,11 +47,21 @@ type Point struct {
 	Op         string `json:"op"`
 	Root       int    `json:"root"`
 	InPlace    bool   `json:"inplace"`
+	// Point-to-point benchmarks only (Traits.PointToPoint): the window of
+	// non-blocking operations of p2p-bw and p2p-bibw (0: DefaultWindow),
+	// and, when Iters is positive, the point's own timed and warm-up
+	// iterations instead of the Spec's, as OSU's differ for large messages.
+	Window int `json:"window,omitempty"`
+	Iters  int `json:"iters,omitempty"`
+	Warmup int `json:"warmup,omitempty"`
 }
 
 // PointID is p's stable identifier within a launch.
 func (s *Spec) PointID(p Point) string {
 	id := fmt.Sprintf("%s/%s/np=%d/bytes=%d/%s/%s/root=%d/inplace=%v", p.Collective, s.Strategy, s.NP, p.Bytes, p.DType, p.Op, p.Root, p.InPlace)
+	if p.Window > 0 {
+		id += fmt.Sprintf("/window=%d", p.Window)
+	}
 	if s.Link != "" {
 		id += "/link=" + s.Link
 	}
@@ -162,13 +172,13 @@ func (p Point) validate(np int) error {
 	if p.Root < 0 || p.Root >= np {
 		return fmt.Errorf("root %d out of range for np %d (accepted: 0..%d)", p.Root, np, np-1)
 	}
-	return nil
+	return p.validateP2P(t, np)
 }
 
 // BufferBytes is what one rank of a world of np allocates for p (the
 // harness's benchmark alloc): the whole buffer, another for the
 // out-of-place form (one rank's block of it for the collectives that split
-// it), and always two for sendrecv. A strategy's own scratch comes on top.
+// it), and always two for sendrecv and the p2p benchmarks. A strategy's own scratch comes on top.
 func (p Point) BufferBytes(np int) int64 {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {
@@ -176,8 +186,8 @@ func (p Point) BufferBytes(np int) int64 {
 	}
 	whole := int64(p.Count(dt, np)) * int64(dt.Size())
 	switch {
-	case p.Collective == "sendrecv":
-		return 2 * whole
+	case p.Collective == "sendrecv" || collectives[p.Collective].PointToPoint:
+		return 2 * whole // a send and a receive buffer (p2p: windows share them, as OSU's)
 	case p.InPlace:
 		return whole
 	case collectives[p.Collective].Blocks && p.Collective != "alltoall":
