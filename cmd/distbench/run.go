@@ -77,7 +77,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVarP(&f.check, "check", "c", false, "check results with exactly reducible inputs; any wrong element fails the run")
 	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row)")
 	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
-	fl.StringVar(&f.link, "link", "", "shape every rank's NIC, e.g. 10Gbit,25us or a preset (1g, 10g, 25g, 100g, lan, wan)")
+	fl.Var(newLinkValue(&f.link), "link", linkUsage)
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
 	fl.StringVar(&f.launcher, "launcher", "local", "local: start --np worker processes here; env: this process is one rank started by mpirun, srun, torchrun or a Kubernetes Job")
