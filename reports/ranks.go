@@ -90,11 +90,11 @@ func (rp *report) writeRanks() error {
 	show := sig
 	if len(sig) == 0 {
 		rp.m.p("No rank is slower than the median rank beyond the noise in any of the %d point(s) with per-rank times "+
-			"(at least %s slower, and a rank-sum test and bootstrap interval that agree). "+
+			"(at least %.0f%% slower, and a rank-sum test and bootstrap interval that agree). "+
 			"In a collective that makes every rank wait for every other (allreduce, allgather), each rank's time is the "+
 			"slowest rank's, so one slow NIC or host slows all ranks alike and no rank stands out; a collective whose ranks "+
 			"need not wait for one another (broadcast, scatter) shows it.",
-			len(pts), pct(results.SlowRankMinEffect))
+			len(pts), 100*results.SlowRankMinEffect)
 		show = pts[:min(len(pts), 3)]
 	} else {
 		rp.m.p("**%s**", slowSummary(sig, len(pts)))
