@@ -149,7 +149,7 @@ func JoinLinks(values []string) (string, error) {
 // links) into the links it measures, one launch each: every value that is
 // a default (with or without overrides of its own) is one alternative,
 // "" or none meaning unshaped, and every value that is overrides alone
-// (rank3=1Gbit) applies to every alternative. --link ” --link 10g
+// (rank3=1Gbit) applies to every alternative. --link none --link 10g
 // --link rank3=1Gbit measures "rank3=1Gbit" and "10g;rank3=1Gbit".
 // Alternatives without overrides are returned trimmed but otherwise as
 // given, none as "", duplicates once; no values give [""].
