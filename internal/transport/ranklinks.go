@@ -28,7 +28,7 @@ type RankLinks struct {
 
 func rankLinksSyntax() string {
 	return "accepted: LINK, rankN=LINK, or LINK;rankN=LINK;rankM=LINK: one default for every rank " +
-		"and per-rank overrides, N a rank from 0; " + linkSyntax()
+		"and per-rank overrides, N a rank from 0; LINK is " + strings.TrimPrefix(linkSyntax(), "accepted: ")
 }
 
 // ParseRankLinks parses the text form of a RankLinks (see its doc); ""
