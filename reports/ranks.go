@@ -59,6 +59,21 @@ func rankPoints(recs []results.Record) []rankPoint {
 	return out
 }
 
+// alike lists the other ranks whose median is within
+// results.SlowRankMinEffect of the slowest rank's: a rank that waits on the
+// slow one (a gather's root, the next rank of a chain) can take as long, so
+// the report names them beside it rather than pretend to tell them apart.
+func (p rankPoint) alike() []int {
+	var out []int
+	meds := p.r.RankMedianUs
+	for rank, m := range meds {
+		if rank != p.slow && p.slow >= 0 && m*(1+results.SlowRankMinEffect) >= meds[p.slow] {
+			out = append(out, rank)
+		}
+	}
+	return out
+}
+
 // hostOf names rank's host, with its pid, as far as r knows them.
 func hostOf(r *results.Record, rank int) string {
 	h := "?"
@@ -108,6 +123,9 @@ func (rp *report) writeRanks() error {
 			if mid > 0 {
 				ratio = fmt.Sprintf("%.2f", med/mid)
 			}
+			if rank != p.slow && slices.Contains(p.alike(), rank) {
+				ratio += " as slow"
+			}
 			if rank == p.slow {
 				ratio += " slowest"
 				if p.significant {
@@ -148,8 +166,12 @@ func slowSummary(sig []rankPoint, of int) string {
 	}
 	var parts []string
 	for _, a := range byRank {
-		parts = append(parts, fmt.Sprintf("rank %d on host %s in %d of %d point(s), up to %.1f× the median rank (%s)",
-			a.rank, a.host, a.n, of, a.worst.ratio, a.worst.label()))
+		part := fmt.Sprintf("rank %d on host %s in %d of %d point(s), up to %.1f× the median rank (%s",
+			a.rank, a.host, a.n, of, a.worst.ratio, a.worst.label())
+		if al := a.worst.alike(); len(al) > 0 {
+			part += fmt.Sprintf(", where rank(s) %s took as long, within %.0f%%", strings.Trim(fmt.Sprint(al), "[]"), 100*results.SlowRankMinEffect)
+		}
+		parts = append(parts, part+")")
 	}
 	return "Slowest rank beyond the noise: " + strings.Join(parts, "; ") + "."
 }

@@ -25,6 +25,9 @@ func TestWriteRanksNotSignificant(t *testing.T) {
 		empty bool
 	}{
 		{name: "no per-rank times", recs: []results.Record{{Kind: results.KindCollective, Point: "x", TimeUs: 1}}, empty: true},
+		{name: "a rank as slow as the slowest is named beside it", recs: []results.Record{rec("g", 1900, 8, 8, 1950)},
+			want: []string{"Slowest rank beyond the noise: rank 3 on host d in 1 of 1 point(s), up to 243.8× the median rank",
+				"where rank(s) 0 took as long, within 5%", "237.50 as slow", "**243.75 slowest**"}},
 		{name: "within the noise", recs: []results.Record{rec("p1", 100, 101, 100, 150), rec("p2", 100, 100, 100, 100)},
 			want: []string{"No rank is slower than the median rank beyond the noise in any of the 2 point(s)", "at least 5% slower",
 				"| allreduce ring, 4 ranks, 4KiB float32 out-of-place |    3 | d    |", "1.50 slowest", "plots/ranks.png"}},
