@@ -15,13 +15,22 @@ import (
 // On rank 0, emit receives one record per point; a point that fails is
 // emitted with its error and ends the launch (the communicator is broken).
 func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
+	var ids *rankIDs // every rank's host and pid, from the first point
+	gathered := false // by every rank alike: the ids ride on one point's gather
 	for _, p := range spec.Points {
 		start := time.Now()
-		measure := measurePoint
+		var rec *results.Record
+		var pids *rankIDs
+		var err error
 		if t, _ := job.TraitsOf(p.Collective); t.PointToPoint {
-			measure = measureP2P // harness/p2p.go
+			rec, err = measureP2P(ctx, comm, spec, p) // harness/p2p.go
+		} else {
+			rec, pids, err = measurePoint(ctx, comm, spec, p, !gathered)
+			gathered = true
 		}
-		rec, err := measure(ctx, comm, spec, p)
+		if pids != nil {
+			ids = pids
+		}
 		if comm.Rank() != 0 {
 			if err != nil {
 				return err
@@ -30,6 +39,9 @@ func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit fun
 		}
 		if rec == nil {
 			rec = spec.Record(p)
+		}
+		if ids != nil {
+			rec.RankHosts, rec.RankPIDs = slices.Clone(ids.hosts), slices.Clone(ids.pids)
 		}
 		rec.StartedAt, rec.FinishedAt = start, time.Now()
 		rec.ElapsedSecs = rec.FinishedAt.Sub(start).Seconds()
@@ -47,16 +59,18 @@ func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit fun
 	return nil
 }
 
-func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p job.Point) (*results.Record, error) {
+// measurePoint measures p; on rank 0 it returns its record, and with the
+// first point (first) every rank's identity.
+func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p job.Point, first bool) (*results.Record, *rankIDs, error) {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := benchmarks[p.Collective]
 	op := collective.Sum
 	if t, _ := job.TraitsOf(p.Collective); t.Reduces {
 		if op, err = collective.ParseOp(p.Op); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	inst := &instance{
@@ -74,79 +88,90 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	if spec.Check {
 		b.fill(inst)
 		if err := b.run(ctx, inst); err != nil {
-			return nil, fmt.Errorf("check run: %w", err)
+			return nil, nil, fmt.Errorf("check run: %w", err)
 		}
 		w := collective.FromInt64([]int64{b.wrong(inst)})
 		if err := comm.AllReduce(ctx, w, collective.Sum); err != nil {
-			return nil, fmt.Errorf("summing #wrong: %w", err)
+			return nil, nil, fmt.Errorf("summing #wrong: %w", err)
 		}
 		wrong = w.Int64s()[0]
 	}
 	for range spec.Warmup {
 		if err := b.run(ctx, inst); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
+			return nil, nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	w, err := startWire(ctx, comm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := comm.Barrier(ctx); err != nil {
-		return nil, fmt.Errorf("barrier before timing: %w", err)
+		return nil, nil, fmt.Errorf("barrier before timing: %w", err)
 	}
 	iters := spec.Iters
 	times := make([]float64, 0, iters)
 	for i := 0; i < iters; i++ {
 		t0 := time.Now()
 		if err := b.run(ctx, inst); err != nil {
-			return nil, fmt.Errorf("iteration %d: %w", i, err)
+			return nil, nil, fmt.Errorf("iteration %d: %w", i, err)
 		}
 		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
 		if i+1 == job.MinBudgetIters && spec.TimeBudget > 0 && iters > job.MinBudgetIters {
 			if err := w.pause(ctx, comm); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if iters, err = budgetIters(ctx, comm, spec, times); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := w.resume(ctx, comm); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	wire, err := w.stop(ctx, comm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Per iteration, the slowest rank's time: gather every rank's times to
 	// rank 0 through the collective under test's own communicator, and
-	// with them its wire bytes.
-	stride := iters + len(wire)
+	// with them its wire bytes and, with the first point, its identity.
+	mine := append(times, wire...)
+	if first {
+		mine = append(mine, ident()...)
+	}
+	stride := len(mine)
 	all := collective.NewTensor(collective.Float64, stride*comm.Size())
-	if err := comm.Gather(ctx, all, collective.FromFloat64(append(times, wire...)), 0); err != nil {
-		return nil, fmt.Errorf("gathering times: %w", err)
+	if err := comm.Gather(ctx, all, collective.FromFloat64(mine), 0); err != nil {
+		return nil, nil, fmt.Errorf("gathering times: %w", err)
 	}
 	if comm.Rank() != 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	slowest := slices.Clone(times)
 	per := all.Float64s()
-	for r := 1; r < comm.Size(); r++ {
+	perRank := make([][]float64, comm.Size())
+	slowest := slices.Clone(times)
+	for r := range perRank {
+		perRank[r] = per[r*stride : r*stride+iters]
 		for i := range slowest {
-			slowest[i] = max(slowest[i], per[r*stride+i])
+			slowest[i] = max(slowest[i], perRank[r][i])
 		}
 	}
+	var ids *rankIDs
+	if first {
+		ids = decodeIdents(per, stride, iters+len(wire), comm.Size())
+	}
 	rec := spec.Record(p)
-	setWire(rec, per, stride, iters, comm.Size())
+	setWire(rec, per, stride, iters, len(wire), comm.Size())
 	rec.Iters = iters
 	rec.Wrong = wrong
 	if err := results.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
-		return nil, err
+		return nil, nil, err
 	}
+	results.SetRanks(rec, perRank, spec.KeepSamples)
 	if !spec.KeepSamples {
 		rec.SamplesUs = nil
 	}
-	return rec, nil
+	return rec, ids, nil
 }
 
 // budgetIters decides, after the first job.MinBudgetIters timed iterations, how

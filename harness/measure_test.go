@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -115,5 +116,45 @@ func TestBenchmarksAreTheCollectives(t *testing.T) {
 	slices.Sort(have)
 	if want := job.Collectives(); !slices.Equal(have, want) {
 		t.Errorf("benchmarks for %v, but job.Collectives() is %v", have, want)
+	}
+}
+
+// Every record carries each rank's host, pid and own times; the slowest
+// rank's time per iteration is the largest of them.
+func TestMeasurePerRank(t *testing.T) {
+	const n = 3
+	host, _ := os.Hostname()
+	for _, keep := range []bool{false, true} {
+		spec := &job.Spec{Strategy: "ring", NP: n, Timeout: time.Minute, Iters: 4, Warmup: 1, KeepSamples: keep,
+			Points: []job.Point{{Collective: "allreduce", Bytes: 4096, DType: "float32", Op: "sum"},
+				{Collective: "allgather", Bytes: 4096, DType: "float32"}}}
+		for _, r := range measureInProcess(t, spec) {
+			if len(r.RankHosts) != n || len(r.RankPIDs) != n || len(r.RankMedianUs) != n || len(r.RankMeanUs) != n {
+				t.Fatalf("%s: hosts %v pids %v medians %v means %v", r.Point, r.RankHosts, r.RankPIDs, r.RankMedianUs, r.RankMeanUs)
+			}
+			for rank := range n {
+				if r.RankHosts[rank] != host[:min(len(host), hostMax)] || r.RankPIDs[rank] != os.Getpid() || r.RankMedianUs[rank] <= 0 {
+					t.Errorf("%s: rank %d: host %q pid %d median %v", r.Point, rank, r.RankHosts[rank], r.RankPIDs[rank], r.RankMedianUs[rank])
+				}
+			}
+			if !keep {
+				if r.RankSamplesUs != nil {
+					t.Errorf("%s: per-rank samples kept without KeepSamples", r.Point)
+				}
+				continue
+			}
+			if len(r.RankSamplesUs) != n {
+				t.Fatalf("%s: samples of %d ranks", r.Point, len(r.RankSamplesUs))
+			}
+			for i, s := range r.SamplesUs {
+				slowest := 0.0
+				for rank := range n {
+					slowest = max(slowest, r.RankSamplesUs[rank][i])
+				}
+				if s != slowest {
+					t.Errorf("%s: iteration %d: %v, but the slowest rank took %v", r.Point, i, s, slowest)
+				}
+			}
+		}
 	}
 }

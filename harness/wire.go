@@ -116,11 +116,12 @@ func wireAdd(a, b collective.WireBytes) collective.WireBytes {
 }
 
 // setWire fills rec's wire fields from the gathered numbers: per holds
-// each rank's stride numbers, iters times then what stop returned. A
+// each rank's stride numbers, iters times then the wireN numbers stop
+// returned (then, with a launch's first point, its identity). A
 // dedicated server's traffic is the sum of what every rank exchanged with
 // it.
-func setWire(rec *results.Record, per []float64, stride, iters, n int) {
-	extra := stride - iters
+func setWire(rec *results.Record, per []float64, stride, iters, wireN, n int) {
+	extra := wireN
 	if extra < 2 || iters <= 0 {
 		return
 	}
@@ -132,7 +133,7 @@ func setWire(rec *results.Record, per []float64, stride, iters, n int) {
 	}
 	it := float64(iters)
 	for r := range n {
-		w := per[r*stride+iters : (r+1)*stride]
+		w := per[r*stride+iters : r*stride+iters+wireN]
 		sent[r], recv[r] = w[0]/it, w[1]/it
 		for i := range k {
 			ssent[i] += w[2+2*i] / it

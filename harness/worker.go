@@ -62,13 +62,9 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	if sess.Size() != spec.NP {
 		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d", sess.Size(), spec.NP)
 	}
-	var link *transport.Link
-	if spec.Link != "" {
-		l, err := transport.ParseLink(spec.Link)
-		if err != nil {
-			return err
-		}
-		link = &l
+	link, err := spec.LinkFor(sess.Rank())
+	if err != nil {
+		return err
 	}
 	servers, err := meshServers(spec)
 	if err != nil {
@@ -139,15 +135,14 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 	}
-	var link *transport.Link
-	if spec.Link != "" {
-		// The server's NIC is shaped like every worker's.
-		l, err := transport.ParseLink(spec.Link)
-		if err != nil {
-			return err
-		}
-		link = &l
-		cfg.ShapeConn = transport.NewNIC(l).Conn
+	// The server's NIC is shaped by the default link, as the workers'
+	// without an override of their own.
+	link, err := spec.LinkFor(-1)
+	if err != nil {
+		return err
+	}
+	if link != nil {
+		cfg.ShapeConn = transport.NewNIC(*link).Conn
 	}
 	if inMesh, err := meshServers(spec); err != nil {
 		return err

@@ -27,7 +27,12 @@
 // against the fastest other strategy with its interval, each training
 // series' time to a target accuracy (train_target.go) and final accuracy,
 // and the caveats (failed, missing or left-out points, oversubscription,
-// shaped links). A point measured in rounds is
+// shaped links). Where records carry per-rank times, a per-rank section
+// (ranks.go, plot_ranks.go) names the slowest rank and its host in each
+// point where results.SlowestRank finds it beyond the noise, with each
+// rank's median and mean and a plot of them; with none beyond the noise it
+// says so, and why a collective that makes every rank wait hides a slow
+// one. A point measured in rounds is
 // reported once, its rounds merged (results.MergeRounds). Then, for each collective
 // (and dtype, op, in-place, link variant):
 //

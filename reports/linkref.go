@@ -20,13 +20,24 @@ type linkRef struct {
 
 // linkRate reads a record's link ("1Gbit,25us", "10g") as the transport
 // does. An unshaped link, one that shapes latency alone ("unlimited,5ms")
-// and one that does not parse have no rate to draw.
+// and one that does not parse have no rate to draw. A link with per-rank
+// overrides ("10g;rank3=1Gbit") draws the slowest rate any rank has, which
+// bounds a collective that every rank takes part in.
 func linkRate(link string) (linkRef, bool) {
 	if link == "" {
 		return linkRef{}, false
 	}
-	l, err := transport.ParseLink(link)
-	if err != nil || l.Rate <= 0 {
+	rl, err := transport.ParseRankLinks(link)
+	if err != nil {
+		return linkRef{}, false
+	}
+	l := rl.Default
+	for _, o := range rl.Ranks {
+		if o.Rate > 0 && (l.Rate <= 0 || o.Rate < l.Rate) {
+			l = o
+		}
+	}
+	if l.Rate <= 0 {
 		return linkRef{}, false
 	}
 	rate := strconv.FormatInt(l.Rate, 10) + " bit/s"

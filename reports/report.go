@@ -61,6 +61,9 @@ func (rp *report) write() error {
 	rp.writeStatus()
 	secs := collectiveSections(rp.run.Records)
 	rp.writeVerdict(secs)
+	if err := rp.writeRanks(); err != nil {
+		return fmt.Errorf("per-rank times: %w", err)
+	}
 	if len(secs) > 0 {
 		rp.m.h(2, "Contents")
 		for _, s := range secs {

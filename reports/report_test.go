@@ -96,6 +96,9 @@ func TestGenerate(t *testing.T) {
 			"reached 85% test accuracy by",
 			"#### Time to 85% test accuracy",
 			"(95% CIs within",
+			"## Per-rank times",
+			"Slowest rank beyond the noise: rank 2 on host node2 (pid 1002) in 1 of 10 point(s)",
+			"**1.67 slowest**",
 		} {
 			if !strings.Contains(string(got), want) {
 				t.Errorf("report lacks %q", want)

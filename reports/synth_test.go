@@ -147,6 +147,7 @@ func writeSynthRun(t testing.TB, dir string) {
 				case m.strategy == "ring" && np == 2 && b == 64<<10:
 					r.Wrong = 3
 				}
+				synthRanks(&r, m.strategy == "ring" && np == 4 && b == 512<<10)
 				recs = append(recs, r)
 			}
 		}
@@ -213,4 +214,29 @@ func synthTraining(rng *rand.Rand) []results.Record {
 		}
 	}
 	return recs
+}
+
+// synthRanks gives r per-rank times derived from its samples, without
+// drawing from the run's generator: every rank alike, or with slow set,
+// rank 2 the slowest rank of every iteration and the others well ahead.
+func synthRanks(r *results.Record, slow bool) {
+	f := make([]float64, r.NP)
+	r.RankHosts, r.RankPIDs = make([]string, r.NP), make([]int, r.NP)
+	for rank := range f {
+		f[rank] = 1 - 0.01*float64(rank%2)
+		if slow {
+			f[rank] = 0.6
+		}
+		r.RankHosts[rank], r.RankPIDs[rank] = fmt.Sprintf("node%d", rank), 1000+rank
+	}
+	if slow {
+		f[2] = 1
+	}
+	per := make([][]float64, r.NP)
+	for rank := range per {
+		for _, s := range r.SamplesUs {
+			per[rank] = append(per[rank], s*f[rank])
+		}
+	}
+	results.SetRanks(r, per, true)
 }

@@ -99,8 +99,12 @@ type Record struct {
 	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
 	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
 
-	// Per rank, indexed by rank: where it ran, and its own per-iteration
-	// times (the fields above summarise the slowest rank's per iteration).
+	// Per rank, indexed by rank (see ranks.go): each rank's hostname and
+	// process id, gathered once per launch, and the median and mean of its
+	// own per-iteration times, in µs; RankSamplesUs holds those times only
+	// when the spec keeps samples (as SamplesUs). Absent in older files.
+	// The time fields above are of the slowest rank per iteration; these
+	// say which rank that was (SlowestRank).
 	RankHosts     []string    `json:"rank_hosts,omitempty"`
 	RankPIDs      []int       `json:"rank_pids,omitempty"`
 	RankMedianUs  []float64   `json:"rank_median_us,omitempty"`

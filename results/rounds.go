@@ -26,7 +26,8 @@ type FillFunc func(r *Record, samplesUs []float64) error
 //     concatenated in round order, the statistics recomputed from the pooled
 //     samples by fill, Iters and ElapsedSecs summed, Wrong the largest, and
 //     each round's median kept in RoundMediansUs (with RoundSampleCounts),
-//     the wire bytes the mean of the rounds' (see mergeWire). A
+//     the wire bytes the mean of the rounds' (see mergeWire), the per-rank
+//     figures pooled likewise (see mergeRanks). A
 //     round that never ran or stopped short (an interrupted sweep) is left
 //     out, and MissingRounds says how many are;
 //   - with no round finished, the merged record is the last one (stopped
@@ -136,6 +137,7 @@ func mergePoint(byRound map[int][]Record, of int, fill FillFunc) Record {
 		allSampled = allSampled && len(r.SamplesUs) > 0
 	}
 	mergeWire(&m, pooled)
+	mergeRanks(&m, pooled)
 	if allSampled {
 		_ = fill(&m, samples) // see MergeRounds on its error
 		return m
@@ -170,5 +172,6 @@ func cloneRecord(r *Record) Record {
 	m.RoundSampleCounts = slices.Clone(r.RoundSampleCounts)
 	m.Options = maps.Clone(r.Options)
 	cloneWire(&m)
+	cloneRanks(&m)
 	return m
 }

@@ -139,7 +139,7 @@ rank's figures.`,
 	fl.StringVarP(&f.ncclJSON, "output_file", "J", "", "write nccl-tests' JSON document here (never over an existing file: then FILE.0, FILE.1, ...)")
 	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row), as sweep's results")
 	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
-	fl.StringVar(&f.link, "link", "", "shape every rank's NIC, e.g. 10Gbit,25us or a preset (1g, 10g, 25g, 100g, lan, wan)")
+	fl.Var(newLinkValue(&f.link), "link", linkUsage)
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
 	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)

@@ -109,7 +109,8 @@ func (f *sweepFlags) addPlanFlags(fl *pflag.FlagSet) {
 	fl.StringSliceVarP(&f.dtypes, "dtype", "d", []string{"float32"}, "element types, comma-separated")
 	fl.StringSliceVarP(&f.ops, "op", "o", []string{"sum"}, "reduction ops, comma-separated")
 	fl.StringVar(&f.inplace, "inplace", plan.DefaultInPlace, "forms to measure: in, out or both")
-	fl.StringArrayVar(&f.links, "link", nil, "network shape, repeatable ('' = unshaped), e.g. --link '' --link 10Gbit,25us")
+	fl.StringArrayVar(&f.links, "link", nil, "network shape, repeatable, one launch each ('' = unshaped), e.g. --link '' --link 10Gbit,25us; "+
+		"per-rank overrides alone apply to every link: --link 10g --link rank3=1Gbit, or within one: --link '10g;rank3=1Gbit'")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
 

@@ -178,7 +178,7 @@ Every step and epoch record carries the rate it trained at (lr).`,
 	fl.StringVar(&out, "out", "", "run directory for results.jsonl (default runs/train-TIME)")
 	fl.DurationVar(&timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.StringArrayVar(&opts, "opt", nil, "strategy option key=value (repeatable)")
-	fl.StringVar(&link, "link", "", "shape every rank's NIC (see 'distbench run --help')")
+	fl.Var(newLinkValue(&link), "link", linkUsage)
 	return cmd
 }
 

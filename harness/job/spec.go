@@ -19,7 +19,7 @@ type Spec struct {
 	Strategy string            `json:"strategy"`
 	NP       int               `json:"np"`
 	Options  map[string]string `json:"options,omitempty"`
-	Link     string            `json:"link,omitempty"` // network shaping, see transport.ParseLink
+	Link     string            `json:"link,omitempty"` // network shaping, see transport.ParseRankLinks
 	Timeout  time.Duration     `json:"timeout"`        // per operation
 	Iters    int               `json:"iters"`
 	Warmup   int               `json:"warmup"`
@@ -37,6 +37,23 @@ type Spec struct {
 	// A point always runs at least MinBudgetIters iterations (or Iters, if
 	// fewer). Warm-up and the check run are not counted.
 	TimeBudget time.Duration `json:"time_budget,omitempty"`
+}
+
+// LinkFor is the shaping of rank's NIC (a worker's rank; a server is
+// shaped by the default, which LinkFor(-1) gives), nil for none.
+func (s *Spec) LinkFor(rank int) (*transport.Link, error) {
+	if s.Link == "" {
+		return nil, nil
+	}
+	rl, err := transport.ParseRankLinks(s.Link)
+	if err != nil {
+		return nil, err
+	}
+	l := rl.For(rank)
+	if l == (transport.Link{}) {
+		return nil, nil
+	}
+	return &l, nil
 }
 
 // Point is one measured configuration.
@@ -127,8 +144,12 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
 	}
 	if s.Link != "" {
-		if _, err := transport.ParseLink(s.Link); err != nil {
+		rl, err := transport.ParseRankLinks(s.Link)
+		if err != nil {
 			return err
+		}
+		if m := rl.MaxRank(); m >= s.NP {
+			return fmt.Errorf("link %q shapes rank %d, but np %d has ranks 0..%d", s.Link, m, s.NP, s.NP-1)
 		}
 	}
 	for _, p := range s.Points {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distbench/distbench/internal/transport"
 	_ "github.com/distbench/distbench/strategies/ps" // Validate looks strategies up
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -57,5 +58,25 @@ func TestSpecValidate(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestLinkFor(t *testing.T) {
+	s := &Spec{Strategy: "ring", NP: 4, Iters: 1, Timeout: time.Minute, Link: "10Gbit,25us;rank3=1Gbit;rank2=none"}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for rank, want := range map[int]*transport.Link{
+		0: {Rate: 10e9, Latency: 25 * time.Microsecond}, -1: {Rate: 10e9, Latency: 25 * time.Microsecond},
+		3: {Rate: 1e9}, 2: nil,
+	} {
+		got, err := s.LinkFor(rank)
+		if err != nil || (got == nil) != (want == nil) || (got != nil && *got != *want) {
+			t.Errorf("LinkFor(%d) = %v, %v; want %v", rank, got, err, want)
+		}
+	}
+	s.NP = 3
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "shapes rank 3, but np 3 has ranks 0..2") {
+		t.Errorf("np 3 with rank 3 shaped: %v", err)
 	}
 }

@@ -181,21 +181,12 @@ func checkNP(nps []int, where string) error {
 }
 
 func checkLinks(links []string, where string) ([]string, error) {
-	if len(links) == 0 {
-		return []string{""}, nil
-	}
-	out := make([]string, 0, len(links))
-	for _, l := range links {
-		if _, err := transport.ParseLink(l); err != nil {
-			return nil, fmt.Errorf("%s: links: %w", where, err)
-		}
-		// "none" is unshaped, and one point id for it is enough.
-		if l = strings.TrimSpace(l); strings.EqualFold(l, "none") {
-			l = ""
-		}
-		if !slices.Contains(out, l) {
-			out = append(out, l)
-		}
+	// Each link is one launch; an entry of per-rank overrides alone
+	// (rank3=1Gbit) applies to every other ("none" is unshaped, and one
+	// point id for it is enough).
+	out, err := transport.ExpandLinks(links)
+	if err != nil {
+		return nil, fmt.Errorf("%s: links: %w", where, err)
 	}
 	return out, nil
 }

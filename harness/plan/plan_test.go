@@ -122,6 +122,23 @@ collectives:
 			},
 		},
 		{
+			name: "per-rank links: an override alone applies to every link",
+			src: `
+collectives:
+  - strategies: [ring]
+    np: [4]
+    collectives: [allreduce]
+    sizes: [4KiB]
+    links: ["", "10Gbit,25us", "rank3=100mbit"]
+`,
+			groups: 2, points: 2,
+			check: func(t *testing.T, e *Expanded) {
+				if got := []string{e.Groups[0].Spec.Link, e.Groups[1].Spec.Link}; got[0] != "rank3=100Mbit" || got[1] != "10Gbit,25us;rank3=100Mbit" {
+					t.Errorf("links %q", got)
+				}
+			},
+		},
+		{
 			name: "range with step; ops apply to reducing collectives only",
 			src: `
 iters: 7
@@ -429,6 +446,7 @@ func TestPlanBad(t *testing.T) {
 		{"unknown dtype", "collectives:\n  - strategies: [ring]" + block + "    dtypes: [float33]\n", "float33"},
 		{"unknown op", "collectives:\n  - strategies: [ring]" + block + "    ops: [median]\n", "median"},
 		{"bad link", "collectives:\n  - strategies: [ring]" + block + "    links: [fast]\n", `link "fast"`},
+		{"bad rank link", "collectives:\n  - strategies: [ring]" + block + "    links: [node3=1g]\n", `"node3" is not rankN`},
 		{"bad inplace", "collectives:\n  - strategies: [ring]" + block + "    inplace: yes\n", `inplace "yes"`},
 		{"bad option", "collectives:\n  - strategies: [ring]" + block + "    options: {chunk: huge}\n", "strategy ring"},
 		{"np missing", "collectives:\n  - strategies: [ring]\n    collectives: [allreduce]\n    sizes: [4K]\n", "np: missing"},

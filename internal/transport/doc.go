@@ -90,7 +90,9 @@
 // by all of a process's connections as a NIC is, and a one-way latency,
 // applied by a delay line per connection. [ParseLink] reads forms such as
 // "10Gbit,25us", "800Mbit", presets ("1g", "10g", "25g", "100g", "lan",
-// "wan") and "none". The latency is added to the host's own (tens of
+// "wan") and "none"; [ParseRankLinks] a job's links with per-rank
+// overrides, "10Gbit,25us;rank3=1Gbit", each process shaping its own NIC
+// by its rank's. The latency is added to the host's own (tens of
 // microseconds on loopback). Waits use nanosleep(2), with the thread's
 // timer slack cut from the kernel's 50µs to 1µs, because Go timers may wake
 // a millisecond late. A delay is slept to its end, never cut short, and
