@@ -60,7 +60,10 @@ func (e Engine) Command() (argv, env []string, err error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, nil, err
 	}
-	env = []string{EnvToken + "=" + hex.EncodeToString(secret)}
+	env = []string{EnvToken + "=" + hex.EncodeToString(secret),
+		// Open MPI kills the ranks 1s after forwarding a signal; rank 0
+		// needs longer on a busy machine to close its table and files.
+		"OMPI_MCA_odls_base_sigkill_timeout=30"}
 	addr, port := getenv("MASTER_ADDR"), getenv("MASTER_PORT")
 	if port == "" {
 		if port, err = freePort(); err != nil {
