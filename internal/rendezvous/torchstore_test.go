@@ -235,7 +235,7 @@ func TestTorchRequestEncoding(t *testing.T) {
 		{"set /k=v (1.13: SET is 0)", newTorchReq(torch1, tqSet).str("/k").bytes([]byte("v")).b,
 			"00 0200000000000000 2f6b 0100000000000000 76"},
 		{"get /k (2.x)", newTorchReq(torch2, tqGet).str("/k").b, "03 0200000000000000 2f6b"},
-		{"add /n -3 (2.x)", newTorchReq(torch2, tqAdd).str("/n").u64(uint64(1<<64-3)).b,
+		{"add /n -3 (2.x)", newTorchReq(torch2, tqAdd).str("/n").u64(uint64(1<<64 - 3)).b,
 			"04 0200000000000000 2f6e fdffffffffffffff"},
 		{"add /n 5 (1.13)", newTorchReq(torch1, tqAdd).str("/n").u64(5).b, "03 0200000000000000 2f6e 0500000000000000"},
 		{"check /a /b (2.x)", newTorchReq(torch2, tqCheck).keys([]string{"/a", "/b"}).b,
