@@ -1,8 +1,12 @@
 package rendezvous
 
 import (
+	"context"
+	"net"
 	"strconv"
 	"strings"
+
+	"github.com/distbench/distbench/collective/driver"
 )
 
 // Where env:// finds its store when the engine does not say outright.
@@ -93,4 +97,24 @@ func masterHelp(launcher string) string {
 	}
 	return "env:// needs MASTER_ADDR and MASTER_PORT: torchrun sets them; elsewhere export the address of rank 0's host " +
 		"and a free port (in Kubernetes, a headless Service's name), " + file
+}
+
+// DialEnv connects a process that is not a rank (a strategy's server) to
+// the store env:// names: torch's TCPStore where TORCHELASTIC_USE_AGENT_STORE
+// says the launcher's agent hosts it, else the store rank 0 hosts, at
+// MASTER_ADDR:MASTER_PORT or the engine's defaults for them.
+func DialEnv(ctx context.Context, getenv func(string) string, o ClientOptions) (driver.Store, error) {
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	var info EnvInfo
+	if err := info.readStoreVars(get); err != nil {
+		return nil, err
+	}
+	if err := info.resolveMaster(get); err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(info.MasterAddr, strconv.Itoa(info.MasterPort))
+	if info.AgentStore {
+		return DialTorch(ctx, addr, TorchOptions{Timeout: o.Timeout})
+	}
+	return Dial(ctx, addr, o)
 }
