@@ -60,7 +60,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	}
 	defer sess.Close()
 	if sess.Size() != spec.NP {
-		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d: under a launcher, pass --np %d (its world size) or leave --np out", sess.Size(), spec.NP, sess.Size())
+		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d: under a launcher, pass --np %d (its world size)", sess.Size(), spec.NP, sess.Size())
 	}
 	var link *transport.Link
 	if spec.Link != "" {

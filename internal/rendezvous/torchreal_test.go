@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -148,5 +149,52 @@ func TestTorchStoreRealTCPStore(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("python: %v; stderr: %s", err, stderr.String())
+	}
+}
+
+// TestJoinTorchAgentStoreAcrossProcesses is torchrun's setting: the agent
+// (here python3 with a real torch TCPStore) hosts the store at
+// MASTER_ADDR:MASTER_PORT with TORCHELASTIC_USE_AGENT_STORE=True, and each
+// rank, a process of its own, joins through env://.
+func TestJoinTorchAgentStoreAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	py := findTorch(t)
+	cmd := exec.Command(py, "-c", `
+import sys, datetime, torch.distributed as dist
+s = dist.TCPStore("127.0.0.1", 0, None, True, datetime.timedelta(seconds=60), wait_for_workers=False)
+print(s.port, flush=True)
+sys.stdin.read()
+`)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	out := bufio.NewScanner(stdout)
+	if !out.Scan() {
+		t.Fatal("python printed no port")
+	}
+	port := strings.TrimSpace(out.Text())
+	const n = 3
+	var envs []map[string]string
+	for r := range n {
+		envs = append(envs, map[string]string{
+			"HELPER_URL": "env://", "HELPER_JOB": "torchrun-test",
+			"RANK": strconv.Itoa(r), "WORLD_SIZE": strconv.Itoa(n), "LOCAL_RANK": strconv.Itoa(r),
+			"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "TORCHELASTIC_USE_AGENT_STORE": "True",
+		})
+	}
+	procs := runRanks(t, envs)
+	for r, p := range procs {
+		if p.err != nil {
+			t.Fatalf("rank %d: %v\n%s", r, p.err, p.stderr.String())
+		}
+		want := fmt.Sprintf("rank=%d size=%d local=%d sum=%d ", r, n, r, n*(n+1)/2)
+		if got := p.stdout.String(); !strings.HasPrefix(got, want) {
+			t.Fatalf("rank %d printed %q, want it to start %q", r, got, want)
+		}
 	}
 }
