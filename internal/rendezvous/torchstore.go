@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -349,4 +350,27 @@ func quoteKeys(keys []string) string {
 		return strconv.Quote(keys[0])
 	}
 	return fmt.Sprintf("%d keys", len(keys))
+}
+
+// Ping sends PING with a nonce and checks that the server echoes it
+// (TCPStoreBackend.cpp's pingHandler), measuring nothing else. Only torch
+// 2.4 and later know PING; older servers drop the connection, which is an
+// error here, and 1.x has no ping at all, so Ping refuses it without
+// asking. The rendezvous does not ping: a call that fails says as much.
+func (s *TorchStore) Ping(ctx context.Context) error {
+	if s.dialect == torch1 {
+		return fmt.Errorf("rendezvous: torch store at %s: torch 1.x has no PING", s.addr)
+	}
+	nonce := uint32(time.Now().UnixNano())
+	req := binary.LittleEndian.AppendUint32(newTorchReq(s.dialect, tqPing).b, nonce)
+	return s.do(ctx, "ping (torch 2.4 or later)", req, func(r *bufio.Reader) error {
+		var b [4]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return err
+		}
+		if got := binary.LittleEndian.Uint32(b[:]); got != nonce {
+			return fmt.Errorf("%w: ping answered %#x, not the nonce %#x", errTorchProtocol, got, nonce)
+		}
+		return nil
+	})
 }

@@ -167,6 +167,10 @@ func (f *fakeTorch) serve(c net.Conn, i int) {
 			default:
 				f.waiters = append(f.waiters, &fakeWaiter{keys, c})
 			}
+		case tqPing:
+			var nonce uint32
+			binary.Read(br, binary.LittleEndian, &nonce)
+			c.Write(binary.LittleEndian.AppendUint32(nil, nonce))
 		case tqGetNumKeys:
 			c.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(f.kv))))
 		default:
@@ -245,6 +249,7 @@ func TestTorchRequestEncoding(t *testing.T) {
 		{"compare-set /c '' -> x (2.x)", newTorchReq(torch2, tqCompareSet).str("/c").bytes(nil).bytes([]byte("x")).b,
 			"02 0200000000000000 2f63 0000000000000000 0100000000000000 78"},
 		{"getnumkeys (1.13), the probe", newTorchReq(torch1, tqGetNumKeys).b, "06"},
+		{"ping 0x01020304 (2.4+)", binary.LittleEndian.AppendUint32(newTorchReq(torch2, tqPing).b, 0x01020304), "0d 04030201"},
 	}
 	for _, tt := range tests {
 		if !bytes.Equal(tt.got, h(tt.want)) {
@@ -286,6 +291,9 @@ func TestTorchStoreFake(t *testing.T) {
 			}
 			if v, err := st.CompareSet(ctx, "k", []byte("v"), []byte("w")); err != nil || string(v) != "w" {
 				t.Fatalf("compare-set = %q, %v", v, err)
+			}
+			if err := st.Ping(ctx); (err == nil) != (d == torch2) {
+				t.Fatalf("ping: %v", err)
 			}
 			f.mu.Lock()
 			_, ok := f.kv["/distbench/k"]
