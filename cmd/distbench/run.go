@@ -42,7 +42,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "run",
 		Short: "Measure one collective over a range of sizes and print the nccl-tests table",
 		Example: `  distbench run --strategy ring --np 4 --collective allreduce --minbytes 4KiB --maxbytes 64MiB --stepfactor 2 --check
-  mpirun -n 8 distbench run --launcher env --strategy ring --collective allgather -b 1M -e 1G`,
+  mpirun -n 4 -x MASTER_ADDR=$(hostname) -x MASTER_PORT=29500 distbench run --launcher env --np 4 --strategy ring --collective allgather -b 1M -e 64M
+  torchrun --nproc_per_node 4 --no_python distbench run --launcher env --np 4 --check`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := f.spec()
