@@ -67,8 +67,13 @@ type torchConn struct {
 // validation request first, so, unless o.Dialect says which, DialTorch
 // asks once on a connection of its own with 1.x's GETNUMKEYS (one byte):
 // a 1.x server answers it with 8 bytes; a 2.x server drops a connection
-// whose first request is not VALIDATE, or waits for more (no answer
-// within a second); both mean 2.x.
+// whose first request is not VALIDATE (TCPStoreBackend.cpp, "Miscellaneous
+// client without VALIDATE query is detected"), or ignores it (the libuv
+// backend, torch 2.4's default, whose UvClient::processBuf returns without
+// an answer): an end of file, or no answer within a second, means 2.x.
+//
+// The libuv backend refuses keys over 8 KiB and, like every torch server,
+// holds values in memory: keep them small (distbench's are addresses).
 func DialTorch(ctx context.Context, addr string, o TorchOptions) (*TorchStore, error) {
 	if o.Prefix == "" {
 		o.Prefix = "/distbench/"
