@@ -1,10 +1,14 @@
 package rendezvous
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 )
@@ -159,5 +163,51 @@ func TestResolveMaster(t *testing.T) {
 				t.Fatalf("got %s, %v; want %s", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestDialEnv: a strategy's server process reaches torch's agent store
+// when TORCHELASTIC_USE_AGENT_STORE says so, and rank 0's distbench store
+// otherwise, at the Slurm defaults where MASTER_PORT is unset.
+func TestDialEnv(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeTorch(t, torch2)
+	host, port, _ := net.SplitHostPort(f.addr())
+	st, err := DialEnv(ctx, envFunc(map[string]string{
+		"MASTER_ADDR": host, "MASTER_PORT": port, "TORCHELASTIC_USE_AGENT_STORE": "True",
+	}), ClientOptions{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.(*TorchStore); !ok {
+		t.Fatalf("got a %T, want a *TorchStore", st)
+	}
+	if err := st.Set(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	// A port that SLURM_JOB_ID maps to: find a free one in the range.
+	var srv *Server
+	var jobID int
+	for id := 1000; id < 1100 && srv == nil; id++ {
+		s, err := Listen(fmt.Sprintf("127.0.0.1:%d", SlurmPortBase+id%10000), ServerOptions{JobID: "j"})
+		if err == nil {
+			srv, jobID = s, id
+		}
+	}
+	if srv == nil {
+		t.Skip("no free port in the Slurm range")
+	}
+	defer srv.Close()
+	st, err = DialEnv(ctx, envFunc(map[string]string{
+		"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_STEP_NODELIST": "127.0.0.1", "SLURM_JOB_ID": strconv.Itoa(jobID),
+	}), ClientOptions{JobID: "j", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok := st.(*Client); !ok {
+		t.Fatalf("got a %T, want a *Client", st)
 	}
 }
