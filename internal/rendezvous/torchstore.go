@@ -246,7 +246,7 @@ func (s *TorchStore) do(ctx context.Context, what string, req []byte, read func(
 	if err == nil && read != nil {
 		err = read(c.br)
 	}
-	stop()
+	stopped := stop()
 	if err != nil {
 		s.drop(c)
 		var ne net.Error
@@ -257,6 +257,12 @@ func (s *TorchStore) do(ctx context.Context, what string, req []byte, read func(
 			return ctx.Err()
 		}
 		return fmt.Errorf("rendezvous: torch store at %s: %s: %w", s.addr, what, unexpectedEOF(err))
+	}
+	if !stopped {
+		// ctx ended as the answer came: the callback may yet set a past
+		// deadline on the connection, so it is not reused.
+		s.drop(c)
+		return nil
 	}
 	c.nc.SetDeadline(time.Time{})
 	s.put(c)
