@@ -114,7 +114,22 @@ func DialEnv(ctx context.Context, getenv func(string) string, o ClientOptions) (
 	}
 	addr := net.JoinHostPort(info.MasterAddr, strconv.Itoa(info.MasterPort))
 	if info.AgentStore {
-		return DialTorch(ctx, addr, TorchOptions{Timeout: o.Timeout})
+		return DialTorch(ctx, addr, TorchOptions{Timeout: o.Timeout, Prefix: agentPrefix(get)})
 	}
 	return Dial(ctx, addr, o)
+}
+
+// agentPrefix keeps distbench's keys in torchrun's agent store apart per
+// run and per restart: torchrun restarts its workers (--max_restarts) with
+// the same store, and TORCHELASTIC_RESTART_COUNT counts them, so a
+// restarted job does not meet its dead predecessors' registrations.
+func agentPrefix(get func(string) string) string {
+	p := "/distbench/"
+	if id := get("TORCHELASTIC_RUN_ID"); id != "" {
+		p += id + "/"
+	}
+	if n := get("TORCHELASTIC_RESTART_COUNT"); n != "" {
+		p += "restart-" + n + "/"
+	}
+	return p
 }

@@ -175,6 +175,7 @@ func TestDialEnv(t *testing.T) {
 	host, port, _ := net.SplitHostPort(f.addr())
 	st, err := DialEnv(ctx, envFunc(map[string]string{
 		"MASTER_ADDR": host, "MASTER_PORT": port, "TORCHELASTIC_USE_AGENT_STORE": "True",
+		"TORCHELASTIC_RUN_ID": "r1", "TORCHELASTIC_RESTART_COUNT": "2",
 	}), ClientOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +187,12 @@ func TestDialEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	f.mu.Lock()
+	_, ok := f.kv["/distbench/r1/restart-2/k"]
+	f.mu.Unlock()
+	if !ok {
+		t.Fatal("the key is not under the run's and the restart's prefix")
+	}
 
 	// A port that SLURM_JOB_ID maps to: find a free one in the range.
 	var srv *Server

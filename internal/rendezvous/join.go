@@ -45,7 +45,10 @@ type Options struct {
 	External bool
 	// Torch says the store at the URL's address is torch.distributed's
 	// c10d TCPStore (torchrun's agent hosts one), spoken to through
-	// DialTorch, with distbench's keys under "distbench/". It implies
+	// DialTorch, with distbench's keys under "distbench/", then
+	// TORCHELASTIC_RUN_ID and TORCHELASTIC_RESTART_COUNT where set, so
+	// that workers torchrun restarts do not meet their predecessors'
+	// keys. It implies
 	// External. env:// also sets it from TORCHELASTIC_USE_AGENT_STORE, as
 	// torch's own env:// rendezvous does.
 	Torch bool
@@ -230,7 +233,7 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := s.open(ctx, ep, o.JobID, o.Token, external, torch); err != nil {
+	if err := s.open(ctx, ep, o.JobID, o.Token, external, torch, agentPrefix(func(k string) string { return strings.TrimSpace(getenv(k)) })); err != nil {
 		return nil, wrap(err)
 	}
 	me := member{Rank: rank, Size: size, Identity: identity, Host: host}
@@ -241,9 +244,9 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, token []byte, external, torch bool) error {
+func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, token []byte, external, torch bool, torchPrefix string) error {
 	if torch && ep.Scheme != "file" {
-		st, err := DialTorch(ctx, ep.Addr, TorchOptions{Timeout: s.timeout})
+		st, err := DialTorch(ctx, ep.Addr, TorchOptions{Timeout: s.timeout, Prefix: torchPrefix})
 		if err != nil {
 			return err
 		}
