@@ -60,7 +60,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	}
 	defer sess.Close()
 	if sess.Size() != spec.NP {
-		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d", sess.Size(), spec.NP)
+		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d: under a launcher, pass --np %d (its world size)", sess.Size(), spec.NP, sess.Size())
 	}
 	link, err := spec.LinkFor(sess.Rank())
 	if err != nil {
@@ -184,11 +184,6 @@ func openStore(ctx context.Context, ep rendezvous.Endpoint, getenv func(string) 
 	case "file":
 		return rendezvous.OpenFile(ctx, ep.Path, rendezvous.FileOptions{Timeout: timeout})
 	default:
-		info, err := rendezvous.FromEnv(getenv)
-		if err != nil && info.MasterAddr == "" {
-			return nil, err
-		}
-		addr := fmt.Sprintf("%s:%d", info.MasterAddr, info.MasterPort)
-		return rendezvous.Dial(ctx, addr, rendezvous.ClientOptions{JobID: jobID, Token: token, Timeout: timeout})
+		return rendezvous.DialEnv(ctx, getenv, rendezvous.ClientOptions{JobID: jobID, Token: token, Timeout: timeout})
 	}
 }

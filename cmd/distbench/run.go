@@ -85,7 +85,10 @@ Flags take nccl-tests' short forms and meanings where distbench has the concept
 distbench adds the bytes on the wire per size and, in --json records, every
 rank's figures.`,
 		Example: `  distbench run --strategy ring --np 4 --collective allreduce -b 4KiB -e 64MiB -f 2
-  distbench run --strategy tree --np 8 -d all -o all -I 1 -J tree.json`,
+  distbench run --strategy tree --np 8 -d all -o all -I 1 -J tree.json
+  distbench run --launcher mpirun --np 4 --collective allgather -b 1M -e 64M
+  mpirun -n 4 -x MASTER_ADDR=$(hostname) -x MASTER_PORT=29500 distbench run --launcher env --collective allgather -b 1M -e 64M
+  torchrun --nproc_per_node 4 --no_python distbench run --launcher env -c 1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected argument %q (write a flag's value as --flag=value or -f value; --check alone means --check=1)", args[0])
@@ -93,6 +96,14 @@ rank's figures.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.launcher == "env" {
+				// The engine's world size; --np, if given, must agree.
+				n, err := launch.EngineWorldSize(os.Getenv, f.np, cmd.Flags().Changed("np"))
+				if err != nil {
+					return usageError{err}
+				}
+				f.np = n
+			}
 			spec, err := f.spec()
 			if err != nil {
 				return usageError{err}

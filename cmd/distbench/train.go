@@ -60,6 +60,14 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			if _, err := collective.Lookup(strategy); err != nil {
 				return usageError{err}
 			}
+			if launcher == "env" {
+				// The engine's world size; --np, if given, must agree.
+				n, err := launch.EngineWorldSize(os.Getenv, np, cmd.Flags().Changed("np"))
+				if err != nil {
+					return usageError{err}
+				}
+				np = n
+			}
 			if np < 1 {
 				return usagef("--np %d: must be at least 1", np)
 			}

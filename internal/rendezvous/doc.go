@@ -33,8 +33,12 @@
 // WORLD_SIZE and LOCAL_RANK; Open MPI's OMPI_COMM_WORLD_RANK, _SIZE and
 // _LOCAL_RANK; MPICH's PMI_RANK, PMI_SIZE and MPI_LOCALRANKID; Slurm's
 // SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID. env:// also needs
-// MASTER_ADDR and MASTER_PORT, which only torchrun sets; under mpirun or
-// srun export them. A missing or garbled variable is an [*EnvError]
+// MASTER_ADDR and MASTER_PORT, which torchrun sets. Under srun they default
+// to the first host of SLURM_STEP_NODELIST (Slurm's compressed host lists:
+// [ExpandHostlist]) and [SlurmPortBase] + SLURM_JOB_ID mod 10000 (see
+// engine.go); under Open MPI and MPICH, which name no host to their ranks,
+// the error says how to pass them (mpirun -x, mpiexec -genv) or to use a
+// file:// store instead. A missing or garbled variable is an [*EnvError]
 // naming it.
 //
 // # Who hosts the TCP store
@@ -42,9 +46,15 @@
 // For tcp:// and env://, rank 0 starts a [Server] on the URL's address
 // (binding only that interface) and every rank, rank 0 included, connects
 // with a [Client], retrying until the timeout because rank 0 may start
-// last. Where a launcher hosts the store instead, as torchrun's agent does,
-// set Options.External, or TORCHELASTIC_USE_AGENT_STORE=True for env://;
-// rank 0 then only connects.
+// last. Where a launcher hosts a distbench store instead, set
+// Options.External; rank 0 then only connects.
+//
+// torchrun's agent hosts torch's own c10d TCPStore at MASTER_ADDR:
+// MASTER_PORT and says so with TORCHELASTIC_USE_AGENT_STORE=True, as
+// torch's env:// reads it. env:// then (or Options.Torch) speaks torch's
+// protocol through [DialTorch] (torch 1.x and 2.x, told apart by one probe;
+// see torchwire.go), with distbench's keys under "distbench/"; that store
+// has no authentication, as in torch, and the Token is not used for it.
 //
 // Without either, a rank 0 that finds the port taken does not fail on the
 // bind: it connects to whatever holds the port and lets the protocol

@@ -43,6 +43,15 @@ type Options struct {
 	// port taken connects to whatever holds it, which works for a launcher's
 	// store and fails clearly for anything else (see the package doc).
 	External bool
+	// Torch says the store at the URL's address is torch.distributed's
+	// c10d TCPStore (torchrun's agent hosts one), spoken to through
+	// DialTorch, with distbench's keys under "distbench/", then
+	// TORCHELASTIC_RUN_ID and TORCHELASTIC_RESTART_COUNT where set, so
+	// that workers torchrun restarts do not meet their predecessors'
+	// keys. It implies
+	// External. env:// also sets it from TORCHELASTIC_USE_AGENT_STORE, as
+	// torch's own env:// rendezvous does.
+	Torch bool
 	// Getenv reads the environment; nil means os.Getenv. Tests set it.
 	Getenv func(string) string
 }
@@ -199,23 +208,23 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	if identity == "" {
 		identity = fmt.Sprintf("%s/pid %d", host, os.Getpid())
 	}
-	external := o.External
+	external, torch := o.External, o.Torch
 	where := ep.String()
 	if ep.Scheme == "env" {
 		var info EnvInfo
 		if err := info.readStoreVars(func(k string) string { return strings.TrimSpace(getenv(k)) }); err != nil {
 			return nil, err
 		}
-		const need = "env:// needs MASTER_ADDR and MASTER_PORT: torchrun sets them; under mpirun or srun export the first node's address and a free port"
-		switch {
-		case info.MasterAddr == "":
-			return nil, &EnvError{Var: "MASTER_ADDR", Problem: "not set; " + need}
-		case info.MasterPort == 0:
-			return nil, &EnvError{Var: "MASTER_PORT", Problem: "not set; " + need}
+		if err := info.resolveMaster(func(k string) string { return strings.TrimSpace(getenv(k)) }); err != nil {
+			return nil, err
 		}
 		ep.Addr = net.JoinHostPort(info.MasterAddr, strconv.Itoa(info.MasterPort))
 		external = external || info.AgentStore
+		torch = torch || info.AgentStore
 		where = "env:// (" + ep.Addr + ")"
+		if torch {
+			where = "env:// (torch's TCPStore at " + ep.Addr + ")"
+		}
 	}
 
 	s := &Session{rank: rank, size: size, localRank: localRank, identity: identity, timeout: timeout}
@@ -224,7 +233,7 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := s.open(ctx, ep, o.JobID, o.Token, external); err != nil {
+	if err := s.open(ctx, ep, o.JobID, o.Token, external, torch, agentPrefix(func(k string) string { return strings.TrimSpace(getenv(k)) })); err != nil {
 		return nil, wrap(err)
 	}
 	me := member{Rank: rank, Size: size, Identity: identity, Host: host}
@@ -235,7 +244,15 @@ func Join(ctx context.Context, o Options) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, token []byte, external bool) error {
+func (s *Session) open(ctx context.Context, ep Endpoint, jobID string, token []byte, external, torch bool, torchPrefix string) error {
+	if torch && ep.Scheme != "file" {
+		st, err := DialTorch(ctx, ep.Addr, TorchOptions{Timeout: s.timeout, Prefix: torchPrefix})
+		if err != nil {
+			return err
+		}
+		s.store = st
+		return nil
+	}
 	if ep.Scheme == "file" {
 		st, err := OpenFile(ctx, ep.Path, FileOptions{Timeout: s.timeout, Users: s.size})
 		if err != nil {

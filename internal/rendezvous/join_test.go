@@ -127,8 +127,20 @@ func TestJoinFiveRanks(t *testing.T) {
 			}
 			return opts, true
 		}},
-		{"env, agent store, slurm variables", func(t *testing.T) ([]Options, bool) {
-			host, port, _ := net.SplitHostPort(launcherStore(t, ""))
+		{"env, slurm's host list for MASTER_ADDR", func(t *testing.T) ([]Options, bool) {
+			_, port, _ := net.SplitHostPort(freePort(t))
+			opts := make([]Options, n)
+			for r := range n {
+				env := map[string]string{
+					"SLURM_PROCID": strconv.Itoa(r), "SLURM_NTASKS": strconv.Itoa(n), "SLURM_LOCALID": strconv.Itoa(r % 2),
+					"SLURM_STEP_NODELIST": "localhost,node[02-05]", "SLURM_JOB_NODELIST": "other[1-9]", "MASTER_PORT": port,
+				}
+				opts[r] = Options{URL: "env://", Rank: -1, Size: -1, Identity: ident(r), Getenv: envFunc(env)}
+			}
+			return opts, true
+		}},
+		{"env, torch agent store (torch 2.x), slurm variables", func(t *testing.T) ([]Options, bool) {
+			host, port, _ := net.SplitHostPort(newFakeTorch(t, torch2).addr())
 			opts := make([]Options, n)
 			for r := range n {
 				env := map[string]string{
