@@ -108,8 +108,8 @@ func TestEngineSrun(t *testing.T) {
 }
 
 // TestEngineInterrupted interrupts `run --launcher mpirun` mid-run, as
-// Ctrl-C does: mpirun stops every rank, rank 0 closes its table marked
-// incomplete, and its --json keeps every row it measured.
+// Ctrl-C does: mpirun stops every rank, the exit status says so, and rank
+// 0's --json keeps every row it measured, the run marked unfinished.
 func TestEngineInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -153,9 +153,9 @@ func TestEngineInterrupted(t *testing.T) {
 	if code == 0 {
 		t.Errorf("exit 0 after an interrupt")
 	}
-	if !strings.Contains(stdout.String(), "# incomplete:") {
-		t.Errorf("rank 0's table is not marked incomplete:\n%s\n%s", stdout.String(), stderr.String())
-	}
+	// Rank 0 closes its table marked incomplete, but whether that reaches
+	// this stdout is mpirun's affair: once signalled, it may stop
+	// forwarding the ranks' output. The records are rank 0's own file.
 	run, err := results.ReadRun(filepath.Dir(jsonPath))
 	if err != nil {
 		t.Fatal(err)
