@@ -86,15 +86,19 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	// reductions in place, so their results are not checkable.
 	wrong := int64(-1)
 	if spec.Check {
-		b.fill(inst)
-		if err := b.run(ctx, inst); err != nil {
-			return nil, nil, fmt.Errorf("check run: %w", err)
+		// nccl-tests' -c N: N checked runs, stopping at the first with a
+		// wrong element.
+		for c := 0; c < max(spec.CheckRuns, 1) && wrong <= 0; c++ {
+			b.fill(inst)
+			if err := b.run(ctx, inst); err != nil {
+				return nil, nil, fmt.Errorf("check run %d: %w", c+1, err)
+			}
+			w := collective.FromInt64([]int64{b.wrong(inst)})
+			if err := comm.AllReduce(ctx, w, collective.Sum); err != nil {
+				return nil, nil, fmt.Errorf("summing #wrong: %w", err)
+			}
+			wrong = w.Int64s()[0]
 		}
-		w := collective.FromInt64([]int64{b.wrong(inst)})
-		if err := comm.AllReduce(ctx, w, collective.Sum); err != nil {
-			return nil, nil, fmt.Errorf("summing #wrong: %w", err)
-		}
-		wrong = w.Int64s()[0]
 	}
 	for range spec.Warmup {
 		if err := b.run(ctx, inst); err != nil {

@@ -47,21 +47,23 @@ type ncclOutput struct {
 // preamble waits for the first record, which names every rank's host and
 // pid.
 type table struct {
-	w       *bufio.Writer
-	spec    *job.Spec
-	out     ncclOutput
-	modes   string
-	flags   *runFlags
-	pending map[string][2]*results.Record
-	order   []string // pending keys in arrival order, for a failed run's half rows
-	busbw   []float64
-	wire    []*results.Record // one per row that has wire bytes, for wireTable
-	wrong   int64
-	check   bool
-	rows    int
-	started bool
-	doc     *ncclDoc // -J, nil without
-	last    *results.Record
+	w        *bufio.Writer
+	spec     *job.Spec
+	out      ncclOutput
+	modes    string
+	flags    *runFlags
+	pending  map[string][2]*results.Record
+	order    []string // pending keys in arrival order, for a failed run's half rows
+	busbw    []float64
+	wire     []*results.Record // one per row that has wire bytes, for wireTable
+	wrong    int64
+	check    bool
+	rows     int
+	started  bool
+	doc      *ncclDoc // -J, nil without
+	last     *results.Record
+	slow     map[int]*slowRank // by rank, see noteSlowest
+	measured int               // records measured without error
 }
 
 func newTable(w io.Writer, spec *job.Spec, f *runFlags, out ncclOutput) *table {
@@ -307,6 +309,8 @@ func (t *table) row(pair [2]*results.Record) {
 			}
 			continue
 		}
+		t.measured++
+		t.noteSlowest(r)
 		fig := t.figures(r)
 		if t.check {
 			fmt.Fprintf(t.w, "  %7s  %6s  %6s  %6.6g", floatStr(fig.timeUs, 7), floatStr(fig.algbw, 6), floatStr(fig.busbw, 6), float64(max(r.Wrong, 0)))
@@ -393,6 +397,7 @@ func (t *table) footer(runErr error) (bwFailed bool, docErr error) {
 		t.row(t.pending[k])
 	}
 	t.wireTable()
+	t.slowestRank()
 	status := "OK"
 	if t.wrong > 0 {
 		status = "FAILED"

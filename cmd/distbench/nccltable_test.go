@@ -131,6 +131,13 @@ func TestCheckFlag(t *testing.T) {
 		if got := f.Lookup("check").Value.String(); got != strconv.Itoa(tt.want) {
 			t.Errorf("%q: check %s, want %d", tt.args, got, tt.want)
 		}
+		// What the workers get: checked runs per point, or no check.
+		spec, err := (&runFlags{strategy: "ring", coll: "allreduce", dtype: "float32", op: "sum", minBytes: "4K", maxBytes: "4K",
+			stepFactor: 2, np: 2, iters: 1, inplace: "both", launcher: "local", timeout: time.Minute, average: -1, cycles: 1,
+			check: checkCount{tt.want}}).spec()
+		if err != nil || spec.Check != (tt.want > 0) || spec.CheckRuns != tt.want {
+			t.Errorf("%q: spec check %v, runs %d, err %v", tt.args, spec.Check, spec.CheckRuns, err)
+		}
 	}
 	code, _, stderr := runCLI(t, "run", "--check", "1")
 	if code != 2 || !strings.Contains(stderr, `unexpected argument "1"`) || !strings.Contains(stderr, "--check alone means --check=1") {
@@ -326,5 +333,52 @@ func TestNCCLDoc(t *testing.T) {
 	if d.OutOfBounds.Count != 0 || d.OutOfBounds.Okay != "true" || d.AvgBusBW.Okay != "unchecked" || d.AvgBusBW.Bandwidth <= 0 ||
 		d.Errors == nil || d.EndTime == "" {
 		t.Errorf("footer: %+v %+v %v %q", d.OutOfBounds, d.AvgBusBW, d.Errors, d.EndTime)
+	}
+}
+
+// TestTableSlowestRank: a rank slower than the median rank beyond the
+// noise is named after the table, with its host and pid; equal ranks are
+// not.
+func TestTableSlowestRank(t *testing.T) {
+	mk := func(slow float64) *results.Record {
+		r := &results.Record{Kind: results.KindCollective, Collective: "broadcast", Strategy: "ring", NP: 3, Bytes: 16384,
+			Count: 4096, DType: "float32", Root: 0, Iters: 8, RankHosts: []string{"a", "b", "c"}, RankPIDs: []int{1, 2, 3}}
+		for k := range 3 {
+			var s []float64
+			for i := range 8 {
+				v := 10 + float64(i%3)
+				if k == 2 {
+					v *= slow
+				}
+				s = append(s, v)
+			}
+			r.RankSamplesUs = append(r.RankSamplesUs, s)
+		}
+		results.SetRanks(r, r.RankSamplesUs, true)
+		if err := results.Fill(r, r.RankSamplesUs[2]); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		slow float64
+		want string
+	}{
+		{1, ""},
+		{3, "# slowest rank: rank 2 on c (pid 3), slower than the median rank beyond the noise in 1 of 1 points, up to 3.00× (16384 B float out-of-place)\n"},
+	} {
+		var buf bytes.Buffer
+		tw := newTable(&buf, &job.Spec{Strategy: "ring", NP: 3, Iters: 8}, &runFlags{inplace: "out", stepFactor: 2}, ncclOutput{average: -1})
+		tw.add(mk(tt.slow))
+		tw.footer(nil)
+		got := ""
+		for _, line := range strings.SplitAfter(buf.String(), "\n") {
+			if strings.HasPrefix(line, "# slowest rank") {
+				got += line
+			}
+		}
+		if got != tt.want {
+			t.Errorf("slow ×%v: got %q, want %q", tt.slow, got, tt.want)
+		}
 	}
 }

@@ -317,7 +317,7 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	}
 	spec := &job.Spec{
 		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
-		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0,
+		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0, CheckRuns: f.check.n,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.
 		KeepSamples: true,

@@ -385,3 +385,73 @@ func TestRunCycles(t *testing.T) {
 		t.Fatalf("report: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// TestRunNCCLJSON: run -I 1 -J over real processes writes nccl-tests' JSON
+// document, read here with the field names its tools/analyze_perf_json.py
+// reads: per iteration, the slowest process's time is the maximum of the
+// per-process rows.
+func TestRunNCCLJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	path := filepath.Join(t.TempDir(), "perf.json")
+	code, stdout, stderr := runCLI(t, "run", "--np", "3", "-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "5", "-w", "1",
+		"-I", "1", "-J", path, "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "# Writing JSON output to "+path+"\n") {
+		t.Errorf("no line naming the JSON file:\n%s", stdout)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Version int `json:"version"`
+		Config  struct {
+			Iterations int `json:"iterations"`
+			Devices    []struct {
+				Rank     int    `json:"rank"`
+				PID      int    `json:"pid"`
+				Hostname string `json:"hostname"`
+			} `json:"devices"`
+		} `json:"config"`
+		Results []map[string]json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Version != 3 || doc.Config.Iterations != 5 || len(doc.Config.Devices) != 3 || len(doc.Results) != 2 {
+		t.Fatalf("version %d, iterations %d, %d devices, %d results", doc.Version, doc.Config.Iterations, len(doc.Config.Devices), len(doc.Results))
+	}
+	for _, d := range doc.Config.Devices {
+		if d.PID <= 0 || d.Hostname == "" || d.Hostname == "?" {
+			t.Errorf("device %+v: want each rank's pid and host", d)
+		}
+	}
+	for _, r := range doc.Results {
+		for _, key := range []string{"out_of_place_per_iter", "in_place_per_iter"} {
+			var it struct {
+				AvgUs, MinUs, MaxUs, P99Us, CVPct float64
+				TimesUs                           []float64   `json:"times_us"`
+				PerProcess                        [][]float64 `json:"per_process_max_times_us"`
+			}
+			if err := json.Unmarshal(r[key], &it); err != nil {
+				t.Fatalf("%s: %v", key, err)
+			}
+			if len(it.TimesUs) != 5 || len(it.PerProcess) != 3 {
+				t.Fatalf("%s: %d times, %d process rows; want 5 and 3", key, len(it.TimesUs), len(it.PerProcess))
+			}
+			for i, v := range it.TimesUs {
+				m := 0.0
+				for _, row := range it.PerProcess {
+					m = max(m, row[i])
+				}
+				if v != m {
+					t.Errorf("%s iteration %d: %v, but the slowest process took %v", key, i, v, m)
+				}
+			}
+		}
+	}
+}

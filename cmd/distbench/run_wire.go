@@ -1,6 +1,12 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/distbench/distbench/results"
+)
 
 // wireTable prints, after the nccl-tests table, what each size really
 // moved: busbw's bytes are a formula that assumes a ring's traffic, and a
@@ -32,5 +38,57 @@ func (t *table) wireTable() {
 			}
 		}
 		fmt.Fprintf(t.w, "# %10d %12s %12.0f %12.0f %12.0f\n", r.Bytes, formula, sum/float64(n), r.WireBusiestSent(), r.WireBusiestBytes)
+	}
+}
+
+// slowRank is a rank that SlowestRank found slower than the median rank
+// beyond the noise, in points points, by at most worst in the point named.
+type slowRank struct {
+	points int
+	worst  float64
+	where  string
+	host   string
+	pid    int
+}
+
+// noteSlowest remembers r's slowest rank when it is beyond the noise.
+func (t *table) noteSlowest(r *results.Record) {
+	rank, ratio, significant := results.SlowestRank(r)
+	if !significant {
+		return
+	}
+	if t.slow == nil {
+		t.slow = map[int]*slowRank{}
+	}
+	s := t.slow[rank]
+	if s == nil {
+		s = &slowRank{}
+		if rank < len(r.RankHosts) {
+			s.host = r.RankHosts[rank]
+		}
+		if rank < len(r.RankPIDs) {
+			s.pid = r.RankPIDs[rank]
+		}
+		t.slow[rank] = s
+	}
+	s.points++
+	if ratio > s.worst {
+		form := "out-of-place"
+		if r.InPlace {
+			form = "in-place"
+		}
+		s.worst, s.where = ratio, fmt.Sprintf("%d B %s %s", r.Bytes, ncclTypeName(r.DType), form)
+	}
+}
+
+// slowestRank names, after the table, each rank that was slower than the
+// median rank beyond the noise (results.SlowestRank's rule). In a
+// collective whose ranks all wait for one another (allreduce, allgather)
+// every rank's time is the slowest's, so none is named there.
+func (t *table) slowestRank() {
+	for _, rank := range slices.Sorted(maps.Keys(t.slow)) {
+		s := t.slow[rank]
+		fmt.Fprintf(t.w, "# slowest rank: rank %d on %s (pid %d), slower than the median rank beyond the noise in %d of %d points, up to %.2f× (%s)\n",
+			rank, s.host, s.pid, s.points, t.measured, s.worst, s.where)
 	}
 }

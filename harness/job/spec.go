@@ -24,7 +24,10 @@ type Spec struct {
 	Iters    int               `json:"iters"`
 	Warmup   int               `json:"warmup"`
 	Check    bool              `json:"check"`
-	Points   []Point           `json:"points"`
+	// CheckRuns is how many checked runs a point gets when Check is set
+	// (nccl-tests' -c N); 0 means 1.
+	CheckRuns int     `json:"check_runs,omitempty"`
+	Points    []Point `json:"points"`
 	// Train, if set, makes the launch a training run instead of Points.
 	Train *train.Config `json:"train,omitempty"`
 	// Soak, if set, makes the launch a soak (see [Soak]) instead of Points.
