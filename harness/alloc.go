@@ -332,7 +332,7 @@ func (a *Allocation) mesh(ctx context.Context, link string) (driver.Transport, e
 	}
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: a.Rank(), Size: a.Size(), Store: a.store, JobID: fmt.Sprintf("%s/mesh%d", a.jobID, len(a.meshes)), Token: a.token,
-		ListenHost: a.getenv(launch.EnvListenHost), ConnectTimeout: max(a.timeout, time.Minute), Link: shape, Spin: launch.Spin(a.getenv),
+		ListenHost: launch.ListenHost(a.getenv), ConnectTimeout: max(a.timeout, time.Minute), Link: shape, Spin: launch.Spin(a.getenv),
 	})
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	}
 	joinTimeout := max(spec.Timeout, time.Minute)
 	if idx := getenv(launch.EnvServerIndex); idx != "" {
-		return serverMain(ctx, spec, getenv, url, jobID, token, idx, getenv(launch.EnvServerCount), getenv(launch.EnvListenHost), joinTimeout)
+		return serverMain(ctx, spec, getenv, url, jobID, token, idx, getenv(launch.EnvServerCount), launch.ListenHost(getenv), joinTimeout)
 	}
 
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
@@ -74,7 +74,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	// after the workers.
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: sess.Rank(), Size: sess.Size() + servers, Store: sess.Store(), JobID: jobID, Token: token,
-		ListenHost: getenv(launch.EnvListenHost), ConnectTimeout: joinTimeout, Link: link, Spin: launch.Spin(getenv),
+		ListenHost: launch.ListenHost(getenv), ConnectTimeout: joinTimeout, Link: link, Spin: launch.Spin(getenv),
 	})
 	if err != nil {
 		return err

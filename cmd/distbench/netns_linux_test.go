@@ -68,7 +68,8 @@ func (c *netnsCluster) addr(host int) string {
 // TestNamespaceHosts runs 4 ranks on 2 hosts, each a network namespace
 // whose NIC is shaped to 200 Mbit/s, through `run --launcher env` as an
 // engine would start them: every rank its own process, rank 0 reached at
-// its host's address, every listener bound to its own host's address. The
+// its host's address, every listener bound to its own host's address,
+// found from the route to rank 0 (launch.ListenHost). The
 // ring's busbw must stay under the NIC's rate (its traffic crossed the
 // shaped links: loopback alone is a hundred times faster) and every
 // element must be right.
@@ -94,8 +95,9 @@ func TestNamespaceHosts(t *testing.T) {
 		p := &proc{cmd: exec.CommandContext(ctx, "ip", "netns", "exec", c.prefix+fmt.Sprintf("h%d", host), os.Args[0])}
 		p.cmd.Env = append(os.Environ(), envLaunch+"="+string(args),
 			fmt.Sprintf("RANK=%d", r), fmt.Sprintf("WORLD_SIZE=%d", hosts*perHost),
-			"MASTER_ADDR="+c.addr(0), "MASTER_PORT=29511",
-			"DISTBENCH_LISTEN_HOST="+c.addr(host), "DISTBENCH_TOKEN="+hex.EncodeToString(token))
+			"MASTER_ADDR="+c.addr(0), "MASTER_PORT=29511", "DISTBENCH_TOKEN="+hex.EncodeToString(token))
+		// No DISTBENCH_LISTEN_HOST: each rank binds the address its
+		// route to MASTER_ADDR leaves by, its own host's.
 		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)

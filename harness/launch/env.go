@@ -3,6 +3,7 @@ package launch
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ const (
 	EnvToken       = "DISTBENCH_TOKEN"        // hex job secret for the handshakes of the mesh, the store and servers
 	EnvServerIndex = "DISTBENCH_SERVER_INDEX" // set for a strategy's server process
 	EnvServerCount = "DISTBENCH_SERVER_COUNT"
-	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default 127.0.0.1
+	EnvListenHost  = "DISTBENCH_LISTEN_HOST" // interface to bind; default: see ListenHost
 	EnvCPUProfile  = "DISTBENCH_CPUPROFILE"  // write each process's CPU profile to PREFIX.rankN.pprof
 	EnvSpin        = "DISTBENCH_SPIN"        // transport busy-read budget, e.g. 50us; see transport.TCPOptions.Spin
 	EnvCPUs        = "DISTBENCH_CPUS"        // CPUs to bind this process to, e.g. "2,3"; "none" binds nothing
@@ -78,4 +79,33 @@ func EngineWorldSize(getenv func(string) string, np int, explicit bool) (int, er
 			np, info.Launcher, info.Size, info.Size)
 	}
 	return info.Size, nil
+}
+
+// ListenHost is the address a rank's listeners bind: DISTBENCH_LISTEN_HOST
+// when set; else, under an engine whose MASTER_ADDR is another host, the
+// local address of the route to it (the interface the job's traffic
+// leaves by, as torch's c10d finds its own); else loopback, where the
+// local launcher's ranks all are.
+func ListenHost(getenv func(string) string) string {
+	if h := strings.TrimSpace(getenv(EnvListenHost)); h != "" {
+		return h
+	}
+	master := strings.TrimSpace(getenv("MASTER_ADDR"))
+	if master == "" || master == "localhost" {
+		return "127.0.0.1"
+	}
+	if ip := net.ParseIP(master); ip != nil && ip.IsLoopback() {
+		return "127.0.0.1"
+	}
+	// A UDP "connection" sends nothing: it only asks the kernel which
+	// local address routes to the master.
+	c, err := net.DialTimeout("udp", net.JoinHostPort(master, "9"), 2*time.Second)
+	if err != nil {
+		return "127.0.0.1"
+	}
+	defer c.Close()
+	if a, ok := c.LocalAddr().(*net.UDPAddr); ok && !a.IP.IsUnspecified() {
+		return a.IP.String()
+	}
+	return "127.0.0.1"
 }
