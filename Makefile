@@ -42,6 +42,17 @@ stress:
 	$(GO) test -race -count=$(STRESS_COUNT) -timeout $(STRESS_TIMEOUT) -run '^TestTrainSchedule$$' ./cmd/distbench; b=$$?; \
 	rc=$$(( a > b ? a : b )); echo "make stress: exit $$rc after $$(( $$(date +%s) - start ))s beside stress-ng --cpu $(STRESS_CPUS), -count $(STRESS_COUNT)"; exit $$rc
 
+# distbench under a real Slurm: a one-node cluster on loopback (its own
+# munged, slurmctld and slurmd, stopped however the test ends) and the tests
+# that run `--launcher srun` on it. Without root or Debian's slurm-wlm and
+# munge it says so and skips.
+.PHONY: slurm-test
+slurm-test:
+	@dir=$$(mktemp -d -u /tmp/distbench-slurm.XXXXXX); \
+	if ! conf=$$(scripts/slurm-local.sh start $$dir); then echo "make slurm-test: skipped: no Slurm cluster could start here"; exit 0; fi; \
+	trap 'scripts/slurm-local.sh stop '$$dir EXIT; trap 'exit 130' INT TERM HUP; \
+	export $$conf; $(GO) test -count=1 -run '^TestSlurm$$' -v ./cmd/distbench
+
 # gofmt, vet, and go.mod/go.sum exactly as `go mod tidy` would leave them.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
