@@ -27,7 +27,7 @@ measure() {
 	local name="$1" b="$2"
 	shift 2
 	"$b" run --inplace in "$@" 2>>"$out/stderr.log" |
-		awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { print $1, $10, $12 }' >>"$out/$name.txt"
+		awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { if ($6 == "-") print $1, $10, $12; else print $1, $6, $8 }' # older builds print - for out-of-place >>"$out/$name.txt"
 }
 
 np2=(--np 2 -b 16MiB -e 64MiB -f 4 -n 10 -w 3)
