@@ -26,8 +26,10 @@ rm -f "$out"/*.txt
 measure() {
 	local name="$1" b="$2"
 	shift 2
+	# In-place time and busbw: fields 6 and 8 in nccl-tests' format,
+	# 10 and 12 from older builds, which printed - for out-of-place.
 	"$b" run --inplace in "$@" 2>>"$out/stderr.log" |
-		awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { if ($6 == "-") print $1, $10, $12; else print $1, $6, $8 }' # older builds print - for out-of-place >>"$out/$name.txt"
+		awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { if ($6 == "-") print $1, $10, $12; else print $1, $6, $8 }' >>"$out/$name.txt"
 }
 
 np2=(--np 2 -b 16MiB -e 64MiB -f 4 -n 10 -w 3)
