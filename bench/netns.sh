@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# netns.sh: distbench across hosts that are network namespaces on this
+# machine (scripts/netns-cluster.sh), every host's NIC capped at 1 Gbit/s by
+# tbf, one rank per host, against the same run on loopback with the
+# in-process link shaper (--link 1Gbit,25us), interleaved in rounds.
+# Targets (issue 17): ring's 64 MiB allreduce within 15% of its closed form
+# 2(n-1)/n x S/B, and each strategy's namespace time within 15% of its
+# shaped-loopback time.
+# Usage (root): bench/netns.sh [ROUNDS] [SIZE]
+set -uo pipefail
+rounds="${1:-3}"
+size="${2:-64MiB}"
+bin="$(realpath -m "${DISTBENCH:-bin/distbench}")"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cluster="$here/scripts/netns-cluster.sh"
+export DISTBENCH_NETNS_PREFIX=dbn
+n=4
+out=$(mktemp -d)
+trap '"$cluster" down; rm -rf "$out"' EXIT
+"$cluster" down
+"$cluster" up $n 1gbit || exit 2
+
+# ns STRATEGY: one run across the namespaces; prints the in-place time (us).
+ns() {
+	local token port=$((29700 + RANDOM % 200))
+	token=$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	for ((r = 0; r < n; r++)); do
+		RANK=$r WORLD_SIZE=$n MASTER_ADDR=$("$cluster" addr 0) MASTER_PORT=$port DISTBENCH_TOKEN=$token \
+			"$cluster" exec $r "$bin" run --launcher env --strategy "$1" --inplace in -b "$size" -e "$size" -n 5 -w 1 -c 0 \
+			>"$out/ns.$r" 2>&1 &
+	done
+	wait
+	awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { print $6 }' "$out/ns.0"
+}
+# lo STRATEGY: the same on loopback, shaped in process.
+lo() {
+	"$bin" run --np $n --strategy "$1" --inplace in -b "$size" -e "$size" -n 5 -w 1 -c 0 --link 1Gbit,25us 2>/dev/null |
+		awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { print $6 }'
+}
+for i in $(seq 1 "$rounds"); do
+	for s in ring ps; do
+		echo "$(ns $s)" >>"$out/ns-$s"
+		echo "$(lo $s)" >>"$out/lo-$s"
+	done
+	echo "round $i of $rounds" >&2
+done
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+bytes=$("$bin" run --np 1 -b "$size" -e "$size" -n 1 -w 0 -c 0 --inplace in 2>/dev/null | awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { print $1 }')
+closed=$(awk -v s="$bytes" -v n=$n 'BEGIN { printf "%.0f", 2 * (n - 1) / n * s / 125e6 * 1e6 }')
+printf "# %d hosts x 1 rank, 1 Gbit/s NICs (tbf), %s allreduce, median of %d rounds, in-place time (us)\n" $n "$size" "$rounds"
+printf "%-6s %12s %12s %8s\n" strategy namespaces loopback ns/lo
+for s in ring ps; do
+	a=$(median "$out/ns-$s") b=$(median "$out/lo-$s")
+	printf "%-6s %12s %12s %8.3f\n" $s "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+done
+a=$(median "$out/ns-ring")
+printf "ring closed form 2(n-1)/n x S/B = %s us; namespaces/closed form = %.3f\n" "$closed" "$(awk -v a="$a" -v b="$closed" 'BEGIN { print a / b }')"
