@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,20 +60,9 @@ type allocMsg struct {
 // RunRank). timeout bounds joining, each wait between launches without
 // word from rank 0, and a rank's report that it finished a launch.
 func JoinAllocation(ctx context.Context, getenv func(string) string, timeout time.Duration) (*Allocation, error) {
-	url := getenv(launch.EnvInit)
-	if url == "" {
-		url = "env://"
-	}
-	jobID := getenv(launch.EnvJobID)
-	if jobID == "" {
-		jobID = "distbench"
-	}
-	token := []byte(jobID)
-	if t := getenv(launch.EnvToken); t != "" {
-		var err error
-		if token, err = hex.DecodeString(t); err != nil {
-			return nil, fmt.Errorf("%s: not hex: %w", launch.EnvToken, err)
-		}
+	url, jobID, token, err := jobIdentity(getenv)
+	if err != nil {
+		return nil, err
 	}
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
 		URL: url, Rank: -1, Size: -1, Timeout: max(timeout, time.Minute), JobID: jobID, Token: token, Getenv: getenv,
@@ -307,13 +295,7 @@ func (a *Allocation) part(ctx context.Context, spec *job.Spec, emit func(*result
 	} else {
 		err = Measure(ctx, comm, spec, emit)
 	}
-	var cerr error
-	if cw, ok := comm.(collective.CloseWaiter); ok && err == nil {
-		cerr = cw.CloseAndWait(ctx)
-	} else {
-		cerr = comm.Close()
-	}
-	return errors.Join(err, cerr)
+	return closeComm(ctx, comm, err)
 }
 
 // mesh is the allocation's mesh of all N ranks shaped by link, made by

@@ -15,7 +15,7 @@ import (
 // On rank 0, emit receives one record per point; a point that fails is
 // emitted with its error and ends the launch (the communicator is broken).
 func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
-	var ids *rankIDs // every rank's host and pid, from the first point
+	var ids *rankIDs  // every rank's host and pid, from the first point
 	gathered := false // by every rank alike: the ids ride on one point's gather
 	for _, p := range spec.Points {
 		start := time.Now()

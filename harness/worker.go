@@ -32,20 +32,9 @@ func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) strin
 // (the local one, mpirun, srun, torchrun, a Kubernetes Job) set the
 // environment read through getenv. On rank 0, emit receives the records.
 func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, emit func(*results.Record) error) error {
-	var err error
-	url := getenv(launch.EnvInit)
-	if url == "" {
-		url = "env://"
-	}
-	jobID := getenv(launch.EnvJobID)
-	if jobID == "" {
-		jobID = "distbench"
-	}
-	token := []byte(jobID)
-	if t := getenv(launch.EnvToken); t != "" {
-		if token, err = hex.DecodeString(t); err != nil {
-			return fmt.Errorf("%s: not hex: %w", launch.EnvToken, err)
-		}
+	url, jobID, token, err := jobIdentity(getenv)
+	if err != nil {
+		return err
 	}
 	joinTimeout := max(spec.Timeout, time.Minute)
 	if idx := getenv(launch.EnvServerIndex); idx != "" {
@@ -95,6 +84,31 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	default:
 		err = Measure(ctx, comm, spec, emit)
 	}
+	return closeComm(ctx, comm, err)
+}
+
+// jobIdentity is the job's rendezvous URL, id and token, as the launcher
+// set them (env:// and a token derived from the id by default).
+func jobIdentity(getenv func(string) string) (url, jobID string, token []byte, err error) {
+	if url = getenv(launch.EnvInit); url == "" {
+		url = "env://"
+	}
+	if jobID = getenv(launch.EnvJobID); jobID == "" {
+		jobID = "distbench"
+	}
+	token = []byte(jobID)
+	if t := getenv(launch.EnvToken); t != "" {
+		if token, err = hex.DecodeString(t); err != nil {
+			return "", "", nil, fmt.Errorf("%s: not hex: %w", launch.EnvToken, err)
+		}
+	}
+	return url, jobID, token, nil
+}
+
+// closeComm closes comm after its work ended with err: waiting for the
+// other ranks where the strategy needs that (a parameter server's
+// colocated servers serve them to the end) and the work went well.
+func closeComm(ctx context.Context, comm collective.Comm, err error) error {
 	var cerr error
 	if cw, ok := comm.(collective.CloseWaiter); ok && err == nil {
 		cerr = cw.CloseAndWait(ctx)

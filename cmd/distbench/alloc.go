@@ -13,8 +13,11 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/internal/rendezvous"
+	"github.com/distbench/distbench/results"
 )
 
 // launchers are what --launcher accepts on run, sweep and train.
@@ -118,4 +121,32 @@ func inAllocation(cmd *cobra.Command, exp *plan.Expanded, sweep func(harness.Swe
 		err = eerr
 	}
 	return err
+}
+
+// isRank0 says whether this process prints and records: always under the
+// local launcher and the engines distbench starts (it is not a rank); under
+// --launcher env, only rank 0, while every rank runs the command.
+func isRank0(launcher string) bool {
+	if launcher != "env" {
+		return true
+	}
+	info, err := rendezvous.FromEnv(os.Getenv)
+	return err != nil || info.Rank == 0
+}
+
+// openRunJSON opens --json FILE with the records of a sweep's
+// results.jsonl (an env record, the schema), so that report and compare
+// read it too.
+func openRunJSON(path string, spec *job.Spec, args []string) (*results.Writer, error) {
+	env := results.CaptureEnv()
+	env.Link = spec.Link
+	env.Args = args
+	for _, p := range spec.Points {
+		env.Planned = append(env.Planned, spec.PointID(p))
+	}
+	w, err := results.NewFileWriter(path, env)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--json: %w", err)}
+	}
+	return w, nil
 }

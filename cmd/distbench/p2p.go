@@ -15,7 +15,6 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
 )
@@ -279,22 +278,12 @@ func (f *p2pFlags) spec() (*job.Spec, error) {
 }
 
 func runP2P(cmd *cobra.Command, spec *job.Spec, f *p2pFlags, stdout, stderr io.Writer) error {
-	rank0 := true
-	if f.launcher == "env" {
-		if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
-			rank0 = false
-		}
-	}
+	rank0 := isRank0(f.launcher)
 	var jsonOut *results.Writer
 	if f.jsonPath != "" && rank0 {
-		env := results.CaptureEnv()
-		env.Link = spec.Link
-		for _, p := range spec.Points {
-			env.Planned = append(env.Planned, spec.PointID(p))
-		}
 		var err error
-		if jsonOut, err = results.NewFileWriter(f.jsonPath, env); err != nil {
-			return usageError{fmt.Errorf("--json: %w", err)}
+		if jsonOut, err = openRunJSON(f.jsonPath, spec, nil); err != nil {
+			return err
 		}
 		defer jsonOut.Close()
 	}

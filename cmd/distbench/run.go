@@ -19,7 +19,6 @@ import (
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
 )
@@ -343,27 +342,11 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 	if err != nil {
 		return usageError{err}
 	}
-	rank0 := true
-	if f.launcher == "env" {
-		// Every rank runs this command; only rank 0 prints the table and
-		// gets the records.
-		if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
-			rank0 = false
-		}
-	}
+	rank0 := isRank0(f.launcher)
 	var jsonOut *results.Writer
 	if f.jsonPath != "" && rank0 {
-		// The records of a sweep's results.jsonl (an env record, the
-		// schema), so that report and compare read this file too.
-		env := results.CaptureEnv()
-		env.Link = spec.Link
-		env.Args = out.args
-		for _, p := range spec.Points {
-			env.Planned = append(env.Planned, spec.PointID(p))
-		}
-		var err error
-		if jsonOut, err = results.NewFileWriter(f.jsonPath, env); err != nil {
-			return usageError{fmt.Errorf("--json: %w", err)}
+		if jsonOut, err = openRunJSON(f.jsonPath, spec, out.args); err != nil {
+			return err
 		}
 		defer jsonOut.Close()
 	}
