@@ -130,7 +130,16 @@ func (a *Allocation) Launch(ctx context.Context, o launch.Options) error {
 		return err
 	}
 	err := a.part(ctx, o.Spec, o.Emit)
-	if derr := a.awaitDone(ctx, k); err == nil {
+	dctx := ctx
+	if err != nil {
+		a.abort(fmt.Errorf("rank 0: launch %d failed: %w", k, err))
+		// A rank this one found dead never reports: hear from the live
+		// ones for a moment, not for the whole timeout.
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+	}
+	if derr := a.awaitDone(dctx, k); err == nil {
 		err = derr
 	}
 	if err != nil {
@@ -156,6 +165,7 @@ func (a *Allocation) Follow(ctx context.Context) error {
 		}
 		perr := a.part(ctx, msg.Spec, nil)
 		if perr != nil {
+			a.abort(fmt.Errorf("rank %d: launch %d failed: %w", a.Rank(), k, perr))
 			a.store.Set(ctx, fmt.Sprintf("alloc/%d/err/%d", k, a.Rank()), []byte(perr.Error()))
 		}
 		if err := a.store.Set(ctx, fmt.Sprintf("alloc/%d/done/%d", k, a.Rank()), nil); err != nil {
@@ -180,11 +190,13 @@ func (a *Allocation) End(ctx context.Context, cause error) error {
 			msg.Abort = a.broken.Error()
 		}
 		err = a.publish(ctx, a.next, msg)
-		if err == nil {
+		if err == nil && msg.Abort == "" {
 			// The followers read the end before the store goes away.
 			a.awaitDone(ctx, a.next)
 		}
-	} else if cause == nil {
+		// After a failure some ranks may be gone for good: those alive
+		// read the abort, or find the store gone, and end either way.
+	} else if a.sawEnd {
 		a.store.Set(ctx, fmt.Sprintf("alloc/%d/done/%d", a.next, a.Rank()), nil)
 	}
 	a.stop()
@@ -196,6 +208,15 @@ func (a *Allocation) End(ctx context.Context, cause error) error {
 		err = cerr
 	}
 	return err
+}
+
+// abort tells every rank's mesh that the allocation failed, so that a rank
+// still waiting in the launch for a message from this one fails now rather
+// than at its operation's deadline.
+func (a *Allocation) abort(err error) {
+	for _, tr := range a.meshes {
+		tr.Abort(err)
+	}
 }
 
 func (a *Allocation) publish(ctx context.Context, k int, msg allocMsg) error {

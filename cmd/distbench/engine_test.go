@@ -255,3 +255,53 @@ func TestEngineSweepTooSmall(t *testing.T) {
 		t.Errorf("%d measured, %d skipped; want 1 and 1\n%s", measured, skipped, b)
 	}
 }
+
+// TestEngineSweepRankDies kills rank 2 of a 3-rank allocation mid-sweep:
+// the launch it was in fails naming it, the allocation ends (its mesh may
+// be broken), the rest of the plan is recorded as not run, and every rank
+// exits, within the operation timeout, not at the end of time.
+func TestEngineSweepRankDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	srun := filepath.Join(dir, "srun")
+	if err := os.WriteFile(srun, []byte(standInSrun), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// np 3 first (the plan's order is by np, then strategy), long enough
+	// that the death lands in it; np 2's launches come after.
+	cmd := exec.CommandContext(ctx, srun, "-n", "3", os.Args[0], "sweep", "--launcher", "env", "--out", out,
+		"--strategy", "ring,tree", "--np", "3,2", "-b", "1MiB", "-e", "1MiB", "-n", "100000", "-w", "1", "--rounds", "1", "--timeout", "30s")
+	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29519",
+		"DISTBENCH_TEST_DIE_RANK=2", "DISTBENCH_TEST_DIE_AFTER=2s")
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the sweep did not end after rank 2 died:\n%s", b)
+	}
+	if err == nil {
+		t.Fatalf("exit 0 after a rank died:\n%s", b)
+	}
+	run, rerr := results.ReadRun(out)
+	if rerr != nil {
+		t.Fatalf("%v\n%s", rerr, b)
+	}
+	failed, notRun := 0, 0
+	for _, r := range run.Records {
+		switch {
+		case strings.Contains(r.Error, "rank 2"):
+			failed++
+		case strings.Contains(r.Error, "not run: the allocation ended after launch"):
+			notRun++
+		}
+	}
+	if failed < 1 || failed+notRun != len(run.Records) || len(run.Records) == 0 {
+		for _, r := range run.Records {
+			t.Logf("%s: %q", r.Point, r.Error)
+		}
+		t.Errorf("%d records naming rank 2, %d not run, of %d; want every point one or the other\n%s", failed, notRun, len(run.Records), b)
+	}
+}

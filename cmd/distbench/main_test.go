@@ -31,7 +31,15 @@ const envArgv = "DISTBENCH_TEST_ARGV"
 func TestMain(m *testing.M) {
 	if os.Getenv(envArgv) == "1" && os.Getenv(launch.EnvSpec) == "" {
 		// Started by an engine (mpirun, a stand-in srun) as distbench,
-		// stopped by its signals as main is.
+		// stopped by its signals as main is; DISTBENCH_TEST_DIE_RANK
+		// (SLURM_PROCID here) dies as a worker would.
+		if r := os.Getenv("SLURM_PROCID"); r != "" && os.Getenv("DISTBENCH_TEST_DIE_RANK") == r {
+			after, _ := time.ParseDuration(os.Getenv("DISTBENCH_TEST_DIE_AFTER"))
+			go func() {
+				time.Sleep(after)
+				os.Exit(3)
+			}()
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 		stop()
