@@ -106,6 +106,20 @@ static int dbn_load(const char *nccl, const char **cudarts, int ncudarts, char *
 	return 0;
 }
 
+// dbn_probe_cudart asks the CUDA runtime at path for its device count
+// without touching the loaded table: -1 when it cannot be opened.
+static int dbn_probe_cudart(const char *path, int *n, char *msg, int msglen) {
+	*n = 0;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) { snprintf(msg, msglen, "%s", dlerror()); return -1; }
+	int (*count)(int *) = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
+	const char *(*str)(int) = (const char *(*)(int))dlsym(h, "cudaGetErrorString");
+	if (!count || !str) { snprintf(msg, msglen, "no cudaGetDeviceCount or cudaGetErrorString"); return -1; }
+	int rc = count(n);
+	snprintf(msg, msglen, "%s", str(rc));
+	return rc;
+}
+
 static int dbn_device_count(int *n) { *n = 0; return dbn.getDeviceCount(n); }
 static const char *dbn_cuda_error(int e) { return dbn.cudaErrorString(e); }
 static const char *dbn_nccl_error(int e) { return dbn.errorString(e); }
@@ -200,6 +214,7 @@ static int dbn_group(int dev, int nops, const int *send, const int *peer, const 
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -211,14 +226,21 @@ import (
 const haveCgo = true
 
 var (
-	loadOnce sync.Once
-	loadErr  error
+	loadMu sync.Mutex
+	loaded bool
 )
 
-// load opens NCCL and the CUDA runtime once per process.
+// load opens NCCL and the CUDA runtime, once they are found; until then,
+// each call tries again, with the environment as it is then.
 func load() error {
-	loadOnce.Do(func() { loadErr = loadLibs(ncclPath(), cudartPaths()) })
-	return loadErr
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if loaded {
+		return nil
+	}
+	err := loadLibs(ncclPath(), cudartPaths())
+	loaded = err == nil
+	return err
 }
 
 func loadLibs(nccl string, cudarts []string) error {
@@ -288,7 +310,10 @@ func ncclErr(code int, comm uintptr) string {
 }
 
 func cudaErr(code int) string {
-	msg := C.GoString(C.dbn_cuda_error(C.int(code)))
+	return cudaErrMsg(code, C.GoString(C.dbn_cuda_error(C.int(code))))
+}
+
+func cudaErrMsg(code int, msg string) string {
 	switch code {
 	case cudaErrorNoDevice:
 		return fmt.Sprintf("cudaErrorNoDevice (%d): %s", code, msg)
@@ -301,13 +326,41 @@ func cudaErr(code int) string {
 // deviceCount is cudaGetDeviceCount, as an error where there is no device.
 func deviceCount() (int, error) {
 	var n C.int
-	if rc := C.dbn_device_count(&n); rc != cudaSuccess {
-		return 0, fmt.Errorf("%s: no usable GPU: cudaGetDeviceCount: %s", Name, cudaErr(int(rc)))
+	rc := int(C.dbn_device_count(&n))
+	if rc != cudaSuccess {
+		return 0, deviceCountErr(rc, cudaErr(rc))
 	}
 	if n == 0 {
 		return 0, fmt.Errorf("%s: no usable GPU: cudaGetDeviceCount found none", Name)
 	}
 	return int(n), nil
+}
+
+// deviceCountErr is cudaGetDeviceCount's answer as an error, nil if there
+// is a device.
+func deviceCountErr(rc int, msg string) error {
+	if rc != cudaSuccess {
+		return fmt.Errorf("%s: no usable GPU: cudaGetDeviceCount: %s", Name, msg)
+	}
+	return nil
+}
+
+// probeCUDART loads the CUDA runtime at path on its own and asks it for
+// its devices, as Available would; the strategy's loaded libraries are
+// left as they are. ok is false if the library cannot be loaded.
+func probeCUDART(path string) (n int, err error, ok bool) {
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	var cn C.int
+	var msg [256]C.char
+	rc := int(C.dbn_probe_cudart(cp, &cn, &msg[0], C.int(len(msg))))
+	if rc < 0 {
+		return 0, errors.New(C.GoString(&msg[0])), false
+	}
+	if rc != cudaSuccess {
+		return 0, deviceCountErr(rc, cudaErrMsg(rc, C.GoString(&msg[0]))), true
+	}
+	return int(cn), nil, true
 }
 
 // Version is the loaded NCCL's version code (NCCL_VERSION_CODE).

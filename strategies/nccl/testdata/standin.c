@@ -26,7 +26,7 @@
 enum { ncclSuccess = 0, ncclSystemError = 2, ncclInternalError = 3, ncclInvalidArgument = 4,
        ncclInvalidUsage = 5, ncclRemoteError = 6, ncclInProgress = 7 };
 enum { cudaSuccess = 0, cudaErrorNotReady = 600 };
-enum { K_ALLREDUCE = 1, K_REDUCE, K_BROADCAST, K_ALLGATHER, K_REDUCESCATTER, K_GROUP };
+enum { K_ALLREDUCE = 1, K_REDUCE, K_BROADCAST, K_ALLGATHER, K_REDUCESCATTER, K_GROUP, K_BYE };
 enum { P_SEND = 1, P_RECV = 2 };
 
 typedef struct { char internal[128]; } ncclUniqueId;
@@ -450,6 +450,10 @@ static void *handler_main(void *arg) {
 	for (uint64_t seq = 0;;) {
 		req q;
 		if (full_read(fd, &q.h, sizeof q.h)) break;
+		if (q.h.kind == K_BYE) { // ncclCommDestroy: leaving is no failure
+			close(fd);
+			return NULL;
+		}
 		q.data = malloc(q.h.len ? q.h.len : 1);
 		if (full_read(fd, q.data, q.h.len)) { free(q.data); break; }
 		int rc;
@@ -625,7 +629,13 @@ int ncclCommAbort(ncclComm *c) {
 int ncclCommDestroy(ncclComm *c) {
 	if (!c) return ncclSuccess;
 	c->aborted = 1;
-	if (c->fd >= 0) { shutdown(c->fd, SHUT_RDWR); close(c->fd); c->fd = -1; }
+	if (c->fd >= 0) {
+		reqhdr bye = {K_BYE, 0, 0, 0, 0, 0};
+		full_write(c->fd, &bye, sizeof bye);
+		shutdown(c->fd, SHUT_RDWR);
+		close(c->fd);
+		c->fd = -1;
+	}
 	return ncclSuccess;
 }
 

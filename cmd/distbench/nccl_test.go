@@ -1,0 +1,51 @@
+//go:build cgo
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distbench/distbench/strategies/nccl"
+)
+
+// TestRunNCCL runs the CLI's nccl path twice: without the library, where
+// run must refuse in one line with exit status 2 and strategies must say
+// why; and against the stand-in NCCL the nccl package's tests build (here
+// built again), where run's check must find every element right. The
+// workers are this test binary, started by the launcher with the
+// environment it has, so they load the stand-in too.
+func TestRunNCCL(t *testing.T) {
+	t.Run("absent", func(t *testing.T) {
+		t.Setenv(nccl.EnvNCCLLib, "/nonexistent/libnccl.so.2")
+		code, stdout, stderr := runCLI(t, "run", "--strategy", "nccl", "--np", "2")
+		const want = "nccl: /nonexistent/libnccl.so.2 not found (install NCCL, or choose --strategy ring)"
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, stderr, want)
+		}
+		_, stdout, _ = runCLI(t, "strategies")
+		if !strings.Contains(stdout, "[unavailable here: "+want+"]") {
+			t.Errorf("strategies does not say why nccl is unavailable:\n%s", stdout)
+		}
+	})
+	t.Run("standin", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("builds a library and starts processes")
+		}
+		lib := filepath.Join(t.TempDir(), "libnccl.so.2")
+		if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-pthread", "-o", lib, "../../strategies/nccl/testdata/standin.c").CombinedOutput(); err != nil {
+			t.Skipf("no C compiler to build the stand-in: %v\n%s", err, out)
+		}
+		t.Setenv(nccl.EnvNCCLLib, lib)
+		t.Setenv(nccl.EnvCUDARTLib, lib)
+		for _, coll := range []string{"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "gather", "scatter"} {
+			code, stdout, stderr := runCLI(t, "run", "--strategy", "nccl", "--np", "3", "--collective", coll, "-d", "all",
+				"-b", "8", "-e", "64KiB", "-f", "32", "--iters", "2", "--warmup", "1", "--timeout", "1m")
+			if code != 0 || !strings.Contains(stdout, "Out of bounds values : 0 OK") {
+				t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", coll, code, stdout, stderr)
+			}
+		}
+	})
+}
