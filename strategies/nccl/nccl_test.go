@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,11 @@ func TestMain(m *testing.M) {
 			}
 			defer os.RemoveAll(dir)
 			lib := filepath.Join(dir, "libnccl.so.2")
-			out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-pthread", "-o", lib, "testdata/standin.c").CombinedOutput()
+			cc := os.Getenv("CC")
+			if cc == "" {
+				cc = "cc"
+			}
+			out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-pthread", "-o", lib, "testdata/standin.c").CombinedOutput()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "building the stand-in NCCL: %v\n%s", err, out)
 				return 1
@@ -66,10 +71,21 @@ func newWorld(t testing.TB, n int, timeout time.Duration) []collective.Comm {
 	return comms
 }
 
+// TestConformance runs the suite at np 1-4 and 8 through the stand-in;
+// through a real NCCL (make gpu-check), at the world sizes this machine has
+// GPUs for, since NCCL refuses two ranks of one communicator on one GPU.
 func TestConformance(t *testing.T) {
 	sizes := []int{1, 2, 3, 4, 8}
 	if testing.Short() {
 		sizes = []int{1, 2, 3, 4}
+	}
+	if standin == "" {
+		if err := (strategy{}).Available(); err != nil {
+			t.Fatal(err)
+		}
+		gpus, _ := deviceCount()
+		sizes = slices.DeleteFunc(sizes, func(n int) bool { return n > gpus })
+		t.Logf("real NCCL (version code %d) on %d GPUs: world sizes %v", version(), gpus, sizes)
 	}
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
 		return newWorld(t, n, 0)
