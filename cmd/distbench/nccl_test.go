@@ -40,6 +40,7 @@ func TestRunNCCL(t *testing.T) {
 		}
 		t.Setenv(nccl.EnvNCCLLib, lib)
 		t.Setenv(nccl.EnvCUDARTLib, lib)
+		t.Setenv("DISTBENCH_STANDIN_STRICT", "1")
 		for _, coll := range []string{"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "gather", "scatter"} {
 			code, stdout, stderr := runCLI(t, "run", "--strategy", "nccl", "--np", "3", "--collective", coll, "-d", "all",
 				"-b", "8", "-e", "64KiB", "-f", "32", "--iters", "2", "--warmup", "1", "--timeout", "1m")

@@ -163,12 +163,22 @@ func (w *world) open(ctx context.Context, g *core.Group, id [128]byte) (*ncomm, 
 	return c, nil
 }
 
+// close destroys the world's communicators; once one has failed it aborts
+// the others instead, since destroying one whose peers are gone may wait
+// for them.
 func (w *world) close() {
 	w.mu.Lock()
 	comms := w.comms
 	w.comms = nil
 	w.mu.Unlock()
+	failed := false
 	for _, c := range comms {
+		failed = failed || c.dead != nil
+	}
+	for _, c := range comms {
+		if failed {
+			c.abort(errAborted)
+		}
 		c.close()
 	}
 }

@@ -6,6 +6,10 @@
 // thread, and the ranks meet at a hub thread that ncclGetUniqueId starts in
 // the calling process and that the unique id names (127.0.0.1:port).
 //
+// DISTBENCH_STANDIN_STRICT=1 refuses (ncclInvalidUsage) a communicator
+// that is not made non-blocking with a config exactly as
+// NCCL_CONFIG_INITIALIZER of NCCL 2.18 leaves it but for blocking = 0.
+//
 // Injected failures, read at ncclCommInitRankConfig:
 //   DISTBENCH_STANDIN_FAIL=r:k  rank r's call k (0-based) sets an async error
 //   DISTBENCH_STANDIN_HANG=r:k  rank r's call k never completes until aborted
@@ -586,6 +590,15 @@ static void *connect_main(void *arg) {
 int ncclCommInitRankConfig(ncclComm **out, int nranks, ncclUniqueId id, int rank, ncclConfig_t *cfg) {
 	if (cfg && (cfg->magic != 0xcafebeef || cfg->size < 32)) return ncclInvalidArgument;
 	if (nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+	const char *strict = getenv("DISTBENCH_STANDIN_STRICT");
+	if (strict && strcmp(strict, "1") == 0) {
+		const int U = -2147483647 - 1;
+		if (!cfg || cfg->size != sizeof(ncclConfig_t) || cfg->version != 21800 || cfg->blocking != 0 ||
+		    cfg->cgaClusterSize != U || cfg->minCTAs != U || cfg->maxCTAs != U || cfg->netName != NULL || cfg->splitShare != U) {
+			fprintf(stderr, "standin: DISTBENCH_STANDIN_STRICT: communicator config is not NCCL_CONFIG_INITIALIZER with blocking = 0\n");
+			return ncclInvalidUsage;
+		}
+	}
 	ncclComm *c = calloc(1, sizeof *c);
 	pthread_mutex_init(&c->mu, NULL);
 	c->rank = rank; c->nranks = nranks; c->fd = -1;
