@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/distbench/distbench/strategies/nccl"
+	"github.com/distbench/distbench/workloads/data"
 )
 
 // TestRunNCCL runs the CLI's nccl path twice: without the library, where
@@ -47,6 +48,29 @@ func TestRunNCCL(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, "Out of bounds values : 0 OK") {
 				t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", coll, code, stdout, stderr)
 			}
+		}
+
+		// Training through nccl (each DDP bucket's gradients copied to
+		// "device" memory and allreduced there) follows ring's run exactly.
+		dir := t.TempDir()
+		writeIDXData(t, dir, data.Train, 192)
+		writeIDXData(t, dir, data.Test, 64)
+		epochs := map[string]string{}
+		for _, s := range []string{"ring", "nccl"} {
+			code, stdout, stderr := runCLI(t, "train", "--data", dir, "--model", "mlp", "--np", "3", "--epochs", "1",
+				"--max-steps", "4", "--batch", "48", "--strategy", s, "--bucket-mb", "0.05", "--out", filepath.Join(dir, s))
+			if code != 0 {
+				t.Fatalf("train %s: exit %d\nstdout:\n%s\nstderr:\n%s", s, code, stdout, stderr)
+			}
+			for _, line := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(line, "epoch 1:") {
+					loss, _, _ := strings.Cut(line, ", test accuracy")
+					epochs[s] = loss
+				}
+			}
+		}
+		if epochs["nccl"] == "" || epochs["nccl"] != epochs["ring"] {
+			t.Errorf("training through nccl and through ring differ:\n ring: %s\n nccl: %s", epochs["ring"], epochs["nccl"])
 		}
 	})
 }
