@@ -225,22 +225,24 @@ func (c *ncomm) abort(err error) error {
 func (c *ncomm) wait(ctx context.Context, what string) error {
 	start := time.Now()
 	for {
+		// The stream first, the error after: an error raised before the
+		// stream drained is then never missed.
+		q := streamQuery(c.dev, c.stream)
 		switch st := asyncError(c.h); st {
 		case ncclSuccess:
-			q := streamQuery(c.dev, c.stream)
 			if q == cudaSuccess {
 				return nil
 			}
 			if q != cudaErrorNotReady {
-				return c.abort(fmt.Errorf("rank %d: %s: cudaStreamQuery: %s; communicator aborted", c.global, what, cudaErr(q)))
+				return c.abort(fmt.Errorf("rank %d: cudaStreamQuery: %s; communicator aborted", c.global, cudaErr(q)))
 			}
 		case ncclInProgress:
 		default:
-			return c.abort(fmt.Errorf("rank %d: %s: NCCL reported %s; communicator aborted", c.global, what, ncclErr(st, c.h)))
+			return c.abort(fmt.Errorf("rank %d: NCCL reported %s; communicator aborted", c.global, ncclErr(st, c.h)))
 		}
 		if ctx.Err() != nil {
 			return c.abort(fmt.Errorf("rank %d: %w; communicator aborted", c.global,
-				&collective.TimeoutError{After: time.Since(start), Waiting: "NCCL " + what + " to complete on this rank's stream"}))
+				&collective.TimeoutError{After: time.Since(start), Waiting: "NCCL " + what + " to complete (ncclCommGetAsyncError, cudaStreamQuery)"}))
 		}
 		pause(time.Since(start))
 	}
@@ -307,7 +309,7 @@ func (c *ncomm) issued(ctx context.Context, what string, rc int) error {
 	case rc < 0:
 		return fmt.Errorf("rank %d: %s: cudaSetDevice: %s", c.global, what, cudaErr(-rc))
 	case rc != ncclSuccess && rc != ncclInProgress:
-		return c.abort(fmt.Errorf("rank %d: %s: %s; communicator aborted", c.global, what, ncclErr(rc, c.h)))
+		return c.abort(fmt.Errorf("rank %d: NCCL %s returned %s; communicator aborted", c.global, what, ncclErr(rc, c.h)))
 	}
 	return c.wait(ctx, what)
 }

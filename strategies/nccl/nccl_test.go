@@ -183,3 +183,36 @@ func TestHungRank(t *testing.T) {
 		t.Errorf("took %v with a %v deadline", took, timeout)
 	}
 }
+
+// TestInitTimeout: a rank that never joins leaves the others' non-blocking
+// initialisation in progress until their deadline, when they abort it and
+// say so, instead of waiting for ever.
+func TestInitTimeout(t *testing.T) {
+	if standin == "" {
+		t.Skip("needs the stand-in")
+	}
+	const n = 3
+	trs := transport.NewMemWorld(n, transport.MemOptions{})
+	errs := make([]error, n-1)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for r := range n - 1 { // rank 2 never comes
+		wg.Go(func() {
+			c, err := collective.New(t.Context(), Name, collective.Config{Rank: r, Size: n, Transport: trs[r], Timeout: time.Second})
+			if err == nil {
+				c.Close()
+			}
+			errs[r] = err
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		t.Logf("rank %d: %v", r, err)
+		if err == nil || !errors.Is(err, collective.ErrTimeout) || !strings.Contains(err.Error(), "communicator initialisation") {
+			t.Errorf("rank %d: want a timeout of the communicator's initialisation, got %v", r, err)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v with a 1s deadline", took)
+	}
+}

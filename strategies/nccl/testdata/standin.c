@@ -315,7 +315,7 @@ static int collective(hub *h, int r, uint64_t seq, req q) {
 	rd->arrived++;
 	pthread_cond_broadcast(&h->cv);
 	while (rd->arrived < n && !h->aborted) pthread_cond_wait(&h->cv, &h->mu);
-	if (h->aborted) {
+	if (rd->arrived < n) { // a round every rank joined completes, abort or not
 		char why[300];
 		snprintf(why, sizeof why, "%s, during %s #%llu", h->why, kindname((int)q.h.kind), (unsigned long long)seq);
 		pthread_mutex_unlock(&h->mu);
@@ -405,7 +405,7 @@ static int group(hub *h, int r, req q) {
 		if (hd->type == P_SEND) { p += hd->bytes; continue; }
 		int b = (int)hd->peer * n + r;
 		while (!h->box[b] && !h->aborted) pthread_cond_wait(&h->cv, &h->mu);
-		if (h->aborted) {
+		if (!h->box[b]) {
 			status = ncclRemoteError;
 			snprintf(errbuf, sizeof errbuf, "%s, during a receive from rank %u", h->why, hd->peer);
 			break;
