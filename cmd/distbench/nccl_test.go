@@ -73,4 +73,9 @@ func TestRunNCCL(t *testing.T) {
 			t.Errorf("training through nccl and through ring differ:\n ring: %s\n nccl: %s", epochs["ring"], epochs["nccl"])
 		}
 	})
+	// Later tests see the environment without the stand-in, and the
+	// strategy unavailable again.
+	if _, stdout, _ := runCLI(t, "strategies"); !strings.Contains(stdout, "[unavailable here: ") {
+		t.Errorf("nccl still available once the stand-in is out of the environment:\n%s", stdout)
+	}
 }

@@ -227,19 +227,24 @@ const haveCgo = true
 
 var (
 	loadMu sync.Mutex
-	loaded bool
+	loaded string // the libraries loaded, as ncclPath and cudartPaths name them
 )
 
-// load opens NCCL and the CUDA runtime, once they are found; until then,
-// each call tries again, with the environment as it is then.
+// load opens NCCL and the CUDA runtime that the environment names, unless
+// they are the ones loaded already; a failure is tried again next time.
+// (Only tests change the environment in a running process.)
 func load() error {
 	loadMu.Lock()
 	defer loadMu.Unlock()
-	if loaded {
+	want := ncclPath() + "\x00" + strings.Join(cudartPaths(), "\x00")
+	if loaded == want {
 		return nil
 	}
+	loaded = ""
 	err := loadLibs(ncclPath(), cudartPaths())
-	loaded = err == nil
+	if err == nil {
+		loaded = want
+	}
 	return err
 }
 
