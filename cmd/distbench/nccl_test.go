@@ -35,13 +35,7 @@ func TestRunNCCL(t *testing.T) {
 		if testing.Short() {
 			t.Skip("builds a library and starts processes")
 		}
-		lib := filepath.Join(t.TempDir(), "libnccl.so.2")
-		if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-pthread", "-o", lib, "../../strategies/nccl/testdata/standin.c").CombinedOutput(); err != nil {
-			t.Skipf("no C compiler to build the stand-in: %v\n%s", err, out)
-		}
-		t.Setenv(nccl.EnvNCCLLib, lib)
-		t.Setenv(nccl.EnvCUDARTLib, lib)
-		t.Setenv("DISTBENCH_STANDIN_STRICT", "1")
+		useStandin(t)
 		for _, coll := range []string{"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "gather", "scatter"} {
 			code, stdout, stderr := runCLI(t, "run", "--strategy", "nccl", "--np", "3", "--collective", coll, "-d", "all",
 				"-b", "8", "-e", "64KiB", "-f", "32", "--iters", "2", "--warmup", "1", "--timeout", "1m")
@@ -78,4 +72,18 @@ func TestRunNCCL(t *testing.T) {
 	if _, stdout, _ := runCLI(t, "strategies"); !strings.Contains(stdout, "[unavailable here: ") {
 		t.Errorf("nccl still available once the stand-in is out of the environment:\n%s", stdout)
 	}
+}
+
+// useStandin builds the stand-in NCCL and CUDA runtime of the nccl
+// package's tests and points the strategy, and the workers the launcher
+// starts, at it for the rest of the test.
+func useStandin(t *testing.T) {
+	t.Helper()
+	lib := filepath.Join(t.TempDir(), "libnccl.so.2")
+	if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-pthread", "-o", lib, "../../strategies/nccl/testdata/standin.c").CombinedOutput(); err != nil {
+		t.Skipf("no C compiler to build the stand-in: %v\n%s", err, out)
+	}
+	t.Setenv(nccl.EnvNCCLLib, lib)
+	t.Setenv(nccl.EnvCUDARTLib, lib)
+	t.Setenv("DISTBENCH_STANDIN_STRICT", "1") // communicators must be made non-blocking
 }

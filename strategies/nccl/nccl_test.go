@@ -72,11 +72,12 @@ func newWorld(t testing.TB, n int, timeout time.Duration) []collective.Comm {
 	return comms
 }
 
-// TestConformance runs the suite at np 1-4 and 8 through the stand-in;
-// through a real NCCL (make gpu-check), at the world sizes this machine has
-// GPUs for, since NCCL refuses two ranks of one communicator on one GPU.
+// TestConformance runs the suite at np 1, 2, 3, 4, 5, 7 and 8 through the
+// stand-in (1-4 with -short); through a real NCCL (make gpu-check), at the
+// world sizes this machine has GPUs for, since NCCL refuses two ranks of
+// one communicator on one GPU.
 func TestConformance(t *testing.T) {
-	sizes := []int{1, 2, 3, 4, 8}
+	sizes := slices.Clone(collectivetest.DefaultWorldSizes)
 	if testing.Short() {
 		sizes = []int{1, 2, 3, 4}
 	}
