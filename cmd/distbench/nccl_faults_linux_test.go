@@ -16,7 +16,10 @@ import (
 // An nccl rank killed with SIGKILL mid-run (through the stand-in, whose
 // hub notices the connection drop as NCCL's proxies notice a dead peer)
 // ends every survivor's operation with an error naming the operation, its
-// sequence number and the dead rank, not at the deadline (5m here).
+// sequence number and the dead rank, not at the deadline (5m here). A
+// survivor that is a step behind may instead find rank 0's process, which
+// holds the stand-in's hub, already gone after its own error: then its
+// error says that it lost the hub.
 func TestRunNCCLPeerKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -52,7 +55,7 @@ func TestRunNCCLPeerKilled(t *testing.T) {
 		switch {
 		case line == "":
 			t.Errorf("rank %d reported no error:\n%s", r, res.stderr)
-		case !strings.Contains(line, dead) || !namesOp.MatchString(line):
+		case !(strings.Contains(line, dead) || strings.Contains(line, "lost the connection to the hub")) || !namesOp.MatchString(line):
 			t.Errorf("rank %d's error does not name rank %d and the operation: %s", r, victim, line)
 		case strings.Contains(line, "timed out"):
 			t.Errorf("rank %d waited for its deadline: %s", r, line)

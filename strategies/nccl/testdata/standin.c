@@ -692,13 +692,13 @@ static void run_task(task *t) {
 	free(payload);
 	rephdr rp;
 	if (bad || full_read(c->fd, &rp, sizeof rp)) {
-		if (!c->aborted) fail(c, ncclRemoteError, "standin: lost the connection to the hub");
+		if (!c->aborted) fail(c, ncclRemoteError, "standin: lost the connection to the hub, in the process of the communicator's rank 0 (it exited, or its host failed)");
 		return;
 	}
 	char *data = malloc(rp.len ? rp.len : 1);
 	if (full_read(c->fd, data, rp.len)) {
 		free(data);
-		if (!c->aborted) fail(c, ncclRemoteError, "standin: lost the connection to the hub");
+		if (!c->aborted) fail(c, ncclRemoteError, "standin: lost the connection to the hub, in the process of the communicator's rank 0 (it exited, or its host failed)");
 		return;
 	}
 	if (rp.status) {
