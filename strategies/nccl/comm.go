@@ -224,12 +224,21 @@ func (c *ncomm) abort(err error) error {
 // timeout it aborts the communicator, so that nothing waits on it for ever.
 func (c *ncomm) wait(ctx context.Context, what string) error {
 	start := time.Now()
+	launched := false // the call has left ncclInProgress: its work is on the stream
 	for {
-		// The stream first, the error after: an error raised before the
-		// stream drained is then never missed.
-		q := streamQuery(c.dev, c.stream)
+		// Until the call is launched, the stream may be empty only because
+		// its work is not on it yet. After, the stream first and the error
+		// second: an error raised before the stream drained is never missed.
+		q := cudaErrorNotReady
+		if launched {
+			q = streamQuery(c.dev, c.stream)
+		}
 		switch st := asyncError(c.h); st {
 		case ncclSuccess:
+			if !launched {
+				launched = true
+				continue
+			}
 			if q == cudaSuccess {
 				return nil
 			}
