@@ -107,3 +107,10 @@ gpu-check: build
 	@if command -v all_reduce_perf >/dev/null 2>&1; then \
 	  echo "nccl-tests all_reduce_perf, one process and $(GPU_NP) GPUs:"; all_reduce_perf -g $(GPU_NP) $(GPU_SIZES); \
 	else echo "make gpu-check: all_reduce_perf (nccl-tests) not on the PATH; skipped"; fi
+
+# The stand-in NCCL and CUDA runtime the nccl strategy's tests build, for
+# trying the strategy by hand where there is no GPU (see README.md).
+.PHONY: standin
+standin:
+	mkdir -p bin/standin
+	$${CC:-cc} -shared -fPIC -O2 -pthread -o bin/standin/libnccl.so.2 strategies/nccl/testdata/standin.c
