@@ -66,6 +66,7 @@ func (a *algorithms) collective(call *core.Call, what string, kind int, send, re
 }
 
 func (a *algorithms) AllReduce(call *core.Call, t collective.Tensor, op collective.Op) error {
+	defer a.c.hold()()
 	d, err := a.c.upload(0, t.Data)
 	if err != nil {
 		return err
@@ -77,6 +78,7 @@ func (a *algorithms) AllReduce(call *core.Call, t collective.Tensor, op collecti
 }
 
 func (a *algorithms) Reduce(call *core.Call, t collective.Tensor, root int, op collective.Op) error {
+	defer a.c.hold()()
 	d, err := a.c.upload(0, t.Data)
 	if err != nil {
 		return err
@@ -91,6 +93,7 @@ func (a *algorithms) Reduce(call *core.Call, t collective.Tensor, root int, op c
 }
 
 func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) error {
+	defer a.c.hold()()
 	var d uintptr
 	var err error
 	if call.Rank() == root {
@@ -111,6 +114,7 @@ func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) e
 }
 
 func (a *algorithms) AllGather(call *core.Call, out, in collective.Tensor) error {
+	defer a.c.hold()()
 	din, err := a.c.upload(0, in.Data)
 	if err != nil {
 		return err
@@ -126,6 +130,7 @@ func (a *algorithms) AllGather(call *core.Call, out, in collective.Tensor) error
 }
 
 func (a *algorithms) ReduceScatter(call *core.Call, out, in collective.Tensor, op collective.Op) error {
+	defer a.c.hold()()
 	din, err := a.c.upload(0, in.Data)
 	if err != nil {
 		return err
@@ -147,6 +152,7 @@ func (a *algorithms) group(call *core.Call, what string, ops []p2p) error {
 }
 
 func (a *algorithms) Gather(call *core.Call, out, in collective.Tensor, root int) error {
+	defer a.c.hold()()
 	pb := len(in.Data)
 	if call.Rank() != root {
 		din, err := a.c.upload(0, in.Data)
@@ -180,6 +186,7 @@ func (a *algorithms) Gather(call *core.Call, out, in collective.Tensor, root int
 }
 
 func (a *algorithms) Scatter(call *core.Call, out, in collective.Tensor, root int) error {
+	defer a.c.hold()()
 	pb := len(out.Data)
 	if call.Rank() != root {
 		dout, err := a.c.staged(1, pb)
@@ -208,6 +215,7 @@ func (a *algorithms) Scatter(call *core.Call, out, in collective.Tensor, root in
 }
 
 func (a *algorithms) AllToAll(call *core.Call, out, in collective.Tensor) error {
+	defer a.c.hold()()
 	n, me := call.Size(), call.Rank()
 	pb := len(in.Data) / n
 	din, err := a.c.upload(0, in.Data)
@@ -242,6 +250,7 @@ func (a *algorithms) AllToAll(call *core.Call, out, in collective.Tensor) error 
 
 // Barrier is a one-element allreduce.
 func (a *algorithms) Barrier(call *core.Call) error {
+	defer a.c.hold()()
 	d, err := a.c.staged(0, 4)
 	if err != nil {
 		return err

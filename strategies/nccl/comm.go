@@ -157,6 +157,8 @@ func (w *world) open(ctx context.Context, g *core.Group, id [128]byte) (*ncomm, 
 	w.mu.Lock()
 	w.comms = append(w.comms, c)
 	w.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err := c.wait(ctx, "communicator initialisation"); err != nil {
 		return nil, err
 	}
@@ -173,11 +175,17 @@ func (w *world) close() {
 	w.mu.Unlock()
 	failed := false
 	for _, c := range comms {
+		c.mu.Lock()
 		failed = failed || c.dead != nil
+		c.mu.Unlock()
 	}
 	for _, c := range comms {
 		if failed {
-			c.abort(errAborted)
+			c.mu.Lock()
+			if !c.closed {
+				c.abort(errAborted)
+			}
+			c.mu.Unlock()
 		}
 		c.close()
 	}
@@ -187,8 +195,20 @@ func (w *world) close() {
 type ncomm struct {
 	h, stream   uintptr
 	dev, global int
-	buf         [2]devBuf
-	dead        error // set once aborted; the handle is then gone
+
+	// mu is held by the operation in progress and by close, so that a
+	// communicator is never destroyed under a call (Close may come from
+	// another goroutine while an asynchronous operation runs).
+	mu     sync.Mutex
+	buf    [2]devBuf
+	dead   error // set once aborted; the handle is then gone
+	closed bool
+}
+
+// hold locks the communicator for one operation; defer what it returns.
+func (c *ncomm) hold() func() {
+	c.mu.Lock()
+	return c.mu.Unlock
 }
 
 type devBuf struct {
@@ -197,6 +217,12 @@ type devBuf struct {
 }
 
 func (c *ncomm) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
 	for i := range c.buf {
 		if c.buf[i].p != 0 {
 			devFree(c.dev, c.buf[i].p)
@@ -274,6 +300,9 @@ var errAborted = errors.New("the communicator was aborted by an earlier failure"
 
 // staged returns device buffer i with at least n bytes.
 func (c *ncomm) staged(i, n int) (uintptr, error) {
+	if c.closed {
+		return 0, collective.ErrClosed
+	}
 	if c.dead != nil {
 		return 0, fmt.Errorf("rank %d: %w: %v", c.global, errAborted, c.dead)
 	}

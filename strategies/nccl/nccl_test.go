@@ -217,3 +217,37 @@ func TestInitTimeout(t *testing.T) {
 		t.Errorf("took %v with a 1s deadline", took)
 	}
 }
+
+// TestCloseDuringOperation closes every rank's communicator while an
+// asynchronous allreduce that one rank never finishes is in flight: Close
+// waits for the operation to end at its deadline, never destroying the
+// NCCL communicator under it, and the operation fails.
+func TestCloseDuringOperation(t *testing.T) {
+	if standin == "" {
+		t.Skip("failures are injected only into the stand-in")
+	}
+	t.Setenv("DISTBENCH_STANDIN_HANG", "1:0")
+	const n = 2
+	comms := newWorld(t, n, time.Second)
+	works := make([]collective.Work, n)
+	for r, c := range comms {
+		works[r] = c.IAllReduce(context.Background(), collective.NewTensor(collective.Int64, 100), collective.Sum)
+	}
+	time.Sleep(50 * time.Millisecond) // let them start
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range comms {
+		wg.Go(func() { c.Close() })
+	}
+	wg.Wait()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Close took %v with a 1s deadline", took)
+	}
+	for r, w := range works {
+		if err := w.Wait(context.Background()); err == nil {
+			t.Errorf("rank %d: the allreduce under Close succeeded", r)
+		} else {
+			t.Logf("rank %d: %v", r, err)
+		}
+	}
+}
