@@ -5,7 +5,9 @@
 // DISTBENCH_NCCL_LIB and DISTBENCH_CUDART_LIB point it at other files.
 // Built with CGO_ENABLED=0 it still registers, and says it needs cgo.
 //
-// Each group gets its own communicator, created non-blocking
+// Each group gets its own communicator (not ncclCommSplit, which needs
+// NCCL 2.18 on every rank and a call from non-members too), kept until the
+// world communicator closes, created non-blocking
 // (ncclCommInitRankConfig with blocking = 0) from a unique id that group
 // rank 0 makes and hands to the others through the job's rendezvous store
 // (or the transport, where there is no store). Every call is then polled,
