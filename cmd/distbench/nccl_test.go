@@ -15,7 +15,8 @@ import (
 // TestRunNCCL runs the CLI's nccl path twice: without the library, where
 // run must refuse in one line with exit status 2 and strategies must say
 // why; and against the stand-in NCCL the nccl package's tests build (here
-// built again), where run's check must find every element right. The
+// built again), where run's check must find every element right: every
+// collective and dtype at np 3, allreduce with every dtype and op at np 8. The
 // workers are this test binary, started by the launcher with the
 // environment it has, so they load the stand-in too.
 func TestRunNCCL(t *testing.T) {
@@ -42,6 +43,11 @@ func TestRunNCCL(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, "Out of bounds values : 0 OK") {
 				t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", coll, code, stdout, stderr)
 			}
+		}
+		code, stdout, stderr := runCLI(t, "run", "--strategy", "nccl", "--np", "8", "-d", "all", "-o", "all",
+			"-b", "8", "-e", "4KiB", "-f", "512", "--iters", "2", "--warmup", "1", "--timeout", "1m")
+		if code != 0 || !strings.Contains(stdout, "Out of bounds values : 0 OK") {
+			t.Fatalf("allreduce at np 8: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 
 		// Training through nccl (each DDP bucket's gradients copied to
