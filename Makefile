@@ -96,3 +96,32 @@ peers:
 
 clean:
 	rm -rf bin
+
+# For machines with NVIDIA GPUs, NCCL (libnccl.so.2) and the CUDA runtime:
+# the conformance suite through the real libraries (at the world sizes
+# there are GPUs for), then allreduce through nccl and through ring at the
+# same sizes, and through nccl-tests' all_reduce_perf where it is on the
+# PATH, side by side with the same busbw definitions. The nccl strategy has
+# been tested only against the stand-in its tests build and Debian's CUDA
+# runtime until someone runs this on a GPU. GPU_NP defaults to the GPUs
+# nvidia-smi lists.
+GPU_NP    ?= $(shell n=$$(nvidia-smi -L 2>/dev/null | wc -l); [ "$$n" -gt 0 ] && echo $$n || echo 2)
+GPU_SIZES ?= -b 8 -e 256M -f 8 -n 20 -w 5  # flags distbench run and all_reduce_perf share
+
+.PHONY: gpu-check
+gpu-check: build
+	$(BIN) strategies | grep '^nccl '
+	@if $(BIN) strategies | grep '^nccl .*unavailable here'; then echo "make gpu-check: the nccl strategy cannot run here (see above)" >&2; exit 2; fi
+	DISTBENCH_NCCL_LIB=$${DISTBENCH_NCCL_LIB:-libnccl.so.2} $(GO) test -count=1 -v -run 'TestAvailable|TestRealCUDARuntime|TestConformance' ./strategies/nccl
+	$(BIN) run --strategy nccl --np $(GPU_NP) $(GPU_SIZES)
+	$(BIN) run --strategy ring --np $(GPU_NP) $(GPU_SIZES)
+	@if command -v all_reduce_perf >/dev/null 2>&1; then \
+	  echo "nccl-tests all_reduce_perf, one process and $(GPU_NP) GPUs:"; all_reduce_perf -g $(GPU_NP) $(GPU_SIZES); \
+	else echo "make gpu-check: all_reduce_perf (nccl-tests) not on the PATH; skipped"; fi
+
+# The stand-in NCCL and CUDA runtime the nccl strategy's tests build, for
+# trying the strategy by hand where there is no GPU (see README.md).
+.PHONY: standin
+standin:
+	mkdir -p bin/standin
+	$${CC:-cc} -shared -fPIC -O2 -pthread -o bin/standin/libnccl.so.2 strategies/nccl/testdata/standin.c

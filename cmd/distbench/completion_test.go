@@ -10,7 +10,7 @@ import (
 // scripts of 'distbench completion' call, over every command with a
 // completed flag.
 func TestCompletion(t *testing.T) {
-	strategies := []string{"ps", "ring", "tree"}
+	strategies := []string{"nccl", "ps", "ring", "tree"}
 	presets := []string{"100g", "10g", "1g", "25g", "lan", "wan", "none"}
 	tests := []struct {
 		args []string // after __complete
@@ -27,10 +27,10 @@ func TestCompletion(t *testing.T) {
 		{[]string{"train", "--strategy", ""}, strategies},
 		{[]string{"train", "--link", "w"}, []string{"wan"}},
 		{[]string{"soak", "--strategy", ""}, strategies},
-		{[]string{"soak", "--strategy", "ring,"}, []string{"ring,ps", "ring,tree"}},
+		{[]string{"soak", "--strategy", "ring,"}, []string{"ring,nccl", "ring,ps", "ring,tree"}},
 		// A plan's lists are comma-separated, and also take "all".
 		{[]string{"sweep", "--strategy", ""}, append(strategies, "all")},
-		{[]string{"sweep", "--strategy", "ring,"}, []string{"ring,ps", "ring,tree"}},
+		{[]string{"sweep", "--strategy", "ring,"}, []string{"ring,nccl", "ring,ps", "ring,tree"}},
 		{[]string{"sweep", "--collective", "allreduce,b"}, []string{"allreduce,barrier", "allreduce,broadcast"}},
 		{[]string{"sweep", "--op", "sum,m"}, []string{"sum,max", "sum,min"}},
 		{[]string{"sweep", "--link", "l"}, []string{"lan"}},

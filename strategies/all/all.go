@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/distbench/distbench/strategies/nccl"
 	_ "github.com/distbench/distbench/strategies/ps"
 	_ "github.com/distbench/distbench/strategies/ring"
 	_ "github.com/distbench/distbench/strategies/tree"

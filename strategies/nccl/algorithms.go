@@ -1,0 +1,259 @@
+//go:build cgo
+
+package nccl
+
+import (
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/core"
+)
+
+// algorithms maps the engine's collectives onto one NCCL communicator,
+// staging host tensors through device memory. The engine has checked the
+// arguments, rewritten Avg as Sum and a division, and kept groups of one
+// rank away.
+type algorithms struct {
+	c *ncomm
+}
+
+var _ core.Algorithms = (*algorithms)(nil)
+
+// ncclType is NCCL's ncclDataType_t for dt (nccl.h: ncclUint8 1, ncclInt32
+// 2, ncclInt64 4, ncclFloat16 6, ncclFloat32 7, ncclFloat64 8, ncclBfloat16 9).
+func ncclType(dt collective.DType) int {
+	switch dt {
+	case collective.Uint8:
+		return 1
+	case collective.Int32:
+		return 2
+	case collective.Int64:
+		return 4
+	case collective.Float16:
+		return 6
+	case collective.Float32:
+		return 7
+	case collective.Float64:
+		return 8
+	case collective.BFloat16:
+		return 9
+	}
+	return -1
+}
+
+// ncclOp is NCCL's ncclRedOp_t for op (ncclSum 0, ncclProd 1, ncclMax 2,
+// ncclMin 3, ncclAvg 4).
+func ncclOp(op collective.Op) int {
+	switch op {
+	case collective.Sum:
+		return 0
+	case collective.Prod:
+		return 1
+	case collective.Max:
+		return 2
+	case collective.Min:
+		return 3
+	case collective.Avg:
+		return 4
+	}
+	return -1
+}
+
+const ncclUint8 = 1
+
+func (a *algorithms) collective(call *core.Call, what string, kind int, send, recv uintptr, count int, dt collective.DType, op collective.Op, root int) error {
+	c := a.c
+	rc := collectiveCall(c.dev, kind, send, recv, count, ncclType(dt), max(ncclOp(op), 0), root, c.h, c.stream)
+	return c.issued(call.Ctx(), what, rc)
+}
+
+func (a *algorithms) AllReduce(call *core.Call, t collective.Tensor, op collective.Op) error {
+	defer a.c.hold()()
+	d, err := a.c.upload(0, t.Data)
+	if err != nil {
+		return err
+	}
+	if err := a.collective(call, "allreduce", opAllReduce, d, d, t.Count(), t.DType, op, 0); err != nil {
+		return err
+	}
+	return a.c.download(t.Data, d)
+}
+
+func (a *algorithms) Reduce(call *core.Call, t collective.Tensor, root int, op collective.Op) error {
+	defer a.c.hold()()
+	d, err := a.c.upload(0, t.Data)
+	if err != nil {
+		return err
+	}
+	if err := a.collective(call, "reduce", opReduce, d, d, t.Count(), t.DType, op, root); err != nil {
+		return err
+	}
+	if call.Rank() != root {
+		return nil
+	}
+	return a.c.download(t.Data, d)
+}
+
+func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) error {
+	defer a.c.hold()()
+	var d uintptr
+	var err error
+	if call.Rank() == root {
+		d, err = a.c.upload(0, t.Data)
+	} else {
+		d, err = a.c.staged(0, len(t.Data))
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.collective(call, "broadcast", opBroadcast, d, d, t.Count(), t.DType, 0, root); err != nil {
+		return err
+	}
+	if call.Rank() == root {
+		return nil
+	}
+	return a.c.download(t.Data, d)
+}
+
+func (a *algorithms) AllGather(call *core.Call, out, in collective.Tensor) error {
+	defer a.c.hold()()
+	din, err := a.c.upload(0, in.Data)
+	if err != nil {
+		return err
+	}
+	dout, err := a.c.staged(1, len(out.Data))
+	if err != nil {
+		return err
+	}
+	if err := a.collective(call, "allgather", opAllGather, din, dout, in.Count(), in.DType, 0, 0); err != nil {
+		return err
+	}
+	return a.c.download(out.Data, dout)
+}
+
+func (a *algorithms) ReduceScatter(call *core.Call, out, in collective.Tensor, op collective.Op) error {
+	defer a.c.hold()()
+	din, err := a.c.upload(0, in.Data)
+	if err != nil {
+		return err
+	}
+	dout, err := a.c.staged(1, len(out.Data))
+	if err != nil {
+		return err
+	}
+	if err := a.collective(call, "reducescatter", opReduceScatter, din, dout, out.Count(), in.DType, op, 0); err != nil {
+		return err
+	}
+	return a.c.download(out.Data, dout)
+}
+
+// group issues sends and receives of bytes as one NCCL group and waits.
+func (a *algorithms) group(call *core.Call, what string, ops []p2p) error {
+	c := a.c
+	return c.issued(call.Ctx(), what, groupCall(c.dev, ops, ncclUint8, c.h, c.stream))
+}
+
+func (a *algorithms) Gather(call *core.Call, out, in collective.Tensor, root int) error {
+	defer a.c.hold()()
+	pb := len(in.Data)
+	if call.Rank() != root {
+		din, err := a.c.upload(0, in.Data)
+		if err != nil {
+			return err
+		}
+		return a.group(call, "gather", []p2p{{send: true, peer: root, buf: din, count: pb}})
+	}
+	dout, err := a.c.staged(1, len(out.Data))
+	if err != nil {
+		return err
+	}
+	var ops []p2p
+	for r := range call.Size() {
+		if r != root {
+			ops = append(ops, p2p{peer: r, buf: dout + uintptr(r*pb), count: pb})
+		}
+	}
+	if err := a.group(call, "gather", ops); err != nil {
+		return err
+	}
+	copy(out.Data[root*pb:(root+1)*pb], in.Data)
+	for r := range call.Size() {
+		if r != root {
+			if err := a.c.download(out.Data[r*pb:(r+1)*pb], dout+uintptr(r*pb)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *algorithms) Scatter(call *core.Call, out, in collective.Tensor, root int) error {
+	defer a.c.hold()()
+	pb := len(out.Data)
+	if call.Rank() != root {
+		dout, err := a.c.staged(1, pb)
+		if err != nil {
+			return err
+		}
+		if err := a.group(call, "scatter", []p2p{{peer: root, buf: dout, count: pb}}); err != nil {
+			return err
+		}
+		return a.c.download(out.Data, dout)
+	}
+	din, err := a.c.upload(0, in.Data)
+	if err != nil {
+		return err
+	}
+	var ops []p2p
+	for r := range call.Size() {
+		if r != root {
+			ops = append(ops, p2p{send: true, peer: r, buf: din + uintptr(r*pb), count: pb})
+		}
+	}
+	if err := a.group(call, "scatter", ops); err != nil {
+		return err
+	}
+	return a.c.download(out.Data, din+uintptr(root*pb))
+}
+
+func (a *algorithms) AllToAll(call *core.Call, out, in collective.Tensor) error {
+	defer a.c.hold()()
+	n, me := call.Size(), call.Rank()
+	pb := len(in.Data) / n
+	din, err := a.c.upload(0, in.Data)
+	if err != nil {
+		return err
+	}
+	dout, err := a.c.staged(1, len(out.Data))
+	if err != nil {
+		return err
+	}
+	var ops []p2p
+	for r := range n {
+		if r != me {
+			ops = append(ops, p2p{send: true, peer: r, buf: din + uintptr(r*pb), count: pb},
+				p2p{peer: r, buf: dout + uintptr(r*pb), count: pb})
+		}
+	}
+	if err := a.group(call, "alltoall", ops); err != nil {
+		return err
+	}
+	for r := range n {
+		src := dout + uintptr(r*pb)
+		if r == me {
+			src = din + uintptr(r*pb) // in's own block, from the device: in may share out's memory
+		}
+		if err := a.c.download(out.Data[r*pb:(r+1)*pb], src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Barrier is a one-element allreduce.
+func (a *algorithms) Barrier(call *core.Call) error {
+	defer a.c.hold()()
+	d, err := a.c.staged(0, 4)
+	if err != nil {
+		return err
+	}
+	return a.collective(call, "barrier", opAllReduce, d, d, 1, collective.Float32, collective.Sum, 0)
+}

@@ -1,0 +1,31 @@
+// Package nccl is the NVIDIA NCCL strategy. It loads libnccl.so.2 and the
+// CUDA runtime (libcudart.so, .so.12 or .so.11.0) at run time with dlopen,
+// through small cgo shims whose types and enum values are declared from
+// NCCL's public nccl.h, so no CUDA SDK or header is needed to build it.
+// DISTBENCH_NCCL_LIB and DISTBENCH_CUDART_LIB point it at other files.
+// Built with CGO_ENABLED=0 it still registers, and says it needs cgo.
+//
+// Each group gets its own communicator (not ncclCommSplit, which needs
+// NCCL 2.18 on every rank and a call from non-members too), kept until the
+// world communicator closes, created non-blocking
+// (ncclCommInitRankConfig with blocking = 0) from a unique id that group
+// rank 0 makes and hands to the others through the job's rendezvous store
+// (or the transport, where there is no store). Every call is then polled,
+// ncclCommGetAsyncError and cudaStreamQuery, against the operation's
+// deadline; a timeout or an error aborts the communicator
+// (ncclCommAbort), so that a dead or stuck rank ends the operation with an
+// error that names this rank, the operation and its sequence number, never
+// a hang: NCCL itself has no watchdog.
+//
+// Host tensors are copied to device memory and back around each call.
+// Gather, scatter and all-to-all are grouped sends and receives; barrier
+// is a one-element allreduce. Point-to-point Send and Recv of the API go
+// over the job's transport, as the engine (internal/core) runs them for
+// every strategy, not through ncclSend/ncclRecv.
+//
+// The tests build a stand-in library (testdata/standin.c) that exports
+// NCCL's and the CUDA runtime's symbols, keeps "device" memory in host
+// memory and reduces for real across the ranks; it has been tested against
+// that and against Debian's CUDA runtime only, until someone runs
+// `make gpu-check` on a GPU.
+package nccl
