@@ -186,6 +186,11 @@ func TestDialEnv(t *testing.T) {
 	if err := st.Set(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
+	// torch's SET has no answer: a get, which waits for the key, makes
+	// sure the server has stored it before the test looks.
+	if _, err := st.Get(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
 	f.mu.Lock()
 	_, ok := f.kv["/distbench/r1/restart-2/k"]
