@@ -135,7 +135,7 @@ rank's figures.`,
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for broadcast, reduce, gather, scatter")
 	fl.IntVarP(&f.iters, "iters", "n", 20, "timed iterations per size")
 	fl.IntVarP(&f.warmup, "warmup", "w", 5, "untimed warm-up iterations per size")
-	check := fl.VarPF(&f.check, "check", "", "checked runs per size on exactly reducible inputs, 0 (or false) for none; any wrong element fails the run")
+	check := fl.VarPF(&f.check, "check", "", "checked runs per size on exactly reducible inputs, 0 (or false) for none; -c N as nccl-tests; any wrong element fails the run")
 	check.NoOptDefVal = "1"
 	// -c N as nccl-tests writes it: a shorthand consumes the next argument
 	// only when its flag has no value of its own, which --check alone needs.
