@@ -19,9 +19,10 @@ const (
 )
 
 // microKernel computes C[0:mr, 0:nr] += A·B for a packed A panel (k steps
-// of mr floats) and a packed B panel (k steps of nr floats). Each element's
+// of mr floats) and a B panel of k rows of nr floats, ldb apart (nr when
+// packed; B's stride when a plain B is read in place). Each element's
 // sum runs over k in order from zero and is then added to C.
-type microKernel func(k int, a, b, c []float32, ldc int)
+type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int)
 
 // packBuf holds one call's packed panels; pooled so the batch workers that
 // call gemmSerial at once each get their own.
@@ -51,35 +52,47 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 		nc := min(ncBlock, n-jc)
 		for pc := 0; pc < k; pc += kc0 {
 			kc := min(kc0, k-pc)
+			// A plain B's whole panels are read in place: rows of 16
+			// floats are what the kernel loads anyway, and packing them
+			// would cost more than the product when m is small. Only the
+			// ragged last panel, and a transposed B, are packed.
+			inPlace, direct := 0, []float32(nil)
+			if !transB {
+				inPlace, direct = nc/nr*nr, b[pc*ldb+jc:]
+			}
 			buf.b = grow(buf.b, roundUp(nc, nr)*kc)
-			packB(buf.b, transB, b, ldb, pc, jc, kc, nc)
+			packB(buf.b, transB, b, ldb, pc, jc, kc, nc, inPlace)
 			for ic := 0; ic < m; ic += mcBlock {
 				mc := min(mcBlock, m-ic)
 				buf.a = grow(buf.a, roundUp(mc, mr)*kc)
 				packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
-				macroKernel(kern, mc, nc, kc, buf, c[ic*ldc+jc:], ldc)
+				macroKernel(kern, mc, nc, kc, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
 // macroKernel runs the micro-kernel over an mc×nc block of C: B's
-// micro-panel outer, so it stays in L1 while A's panels pass. Edge tiles
-// are computed whole into buf.tile and their valid part added to C, the
-// same addition the kernel makes.
-func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, c []float32, ldc int) {
+// micro-panel outer, so it stays in L1 while A's panels pass. Columns
+// below inPlace read B from direct (rows ldb apart), the rest from buf.b.
+// Edge tiles are computed whole into buf.tile and their valid part added
+// to C, the same addition the kernel makes.
+func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int) {
 	for jr := 0; jr < nc; jr += nr {
 		nn := min(nr, nc-jr)
-		bp := buf.b[jr*kc : (jr+nr)*kc]
+		bp, bld := buf.b[jr*kc:(jr+nr)*kc], nr
+		if jr < inPlace {
+			bp, bld = direct[jr:], ldb
+		}
 		for ir := 0; ir < mc; ir += mr {
 			mm := min(mr, mc-ir)
 			ap := buf.a[ir*kc : (ir+mr)*kc]
 			if mm == mr && nn == nr {
-				kern(kc, ap, bp, c[ir*ldc+jr:], ldc)
+				kern(kc, ap, bp, bld, c[ir*ldc+jr:], ldc)
 				continue
 			}
 			clear(buf.tile[:])
-			kern(kc, ap, bp, buf.tile[:], nr)
+			kern(kc, ap, bp, bld, buf.tile[:], nr)
 			for i := 0; i < mm; i++ {
 				row := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nn]
 				for j, v := range buf.tile[i*nr : i*nr+nn] {
@@ -123,10 +136,11 @@ func packA(dst []float32, transA bool, alpha float32, a []float32, lda, ic, pc, 
 	}
 }
 
-// packB packs op(B)[pc:pc+kc, jc:jc+nc] into nr-column micro-panels, each
-// kc steps of nr floats, the last padded with zeros.
-func packB(dst []float32, transB bool, b []float32, ldb, pc, jc, kc, nc int) {
-	for jr := 0; jr < nc; jr += nr {
+// packB packs op(B)[pc:pc+kc, from:jc+nc] into nr-column micro-panels,
+// each kc steps of nr floats, the last padded with zeros; panel jr/nr sits
+// at dst[jr·kc:]. Columns below from (a multiple of nr) are left alone.
+func packB(dst []float32, transB bool, b []float32, ldb, pc, jc, kc, nc, from int) {
+	for jr := from; jr < nc; jr += nr {
 		nn := min(nr, nc-jr)
 		p := dst[jr*kc : (jr+nr)*kc]
 		if !transB {
@@ -172,10 +186,10 @@ func scaleRows(m, n int, beta float32, c []float32, ldc int) {
 
 // kernelGo is the micro-kernel in plain Go: what the assembly computes,
 // for tests of the blocking on any machine.
-func kernelGo(k int, a, b, c []float32, ldc int) {
+func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int) {
 	var acc [mr][nr]float32
 	for l := 0; l < k; l++ {
-		bl := b[l*nr : l*nr+nr]
+		bl := b[l*ldb : l*ldb+nr]
 		for i := 0; i < mr; i++ {
 			ai := a[l*mr+i]
 			for j, bv := range bl {

@@ -7,7 +7,7 @@ import "golang.org/x/sys/cpu"
 // sgemmKernel6x16 is the AVX2/FMA micro-kernel in sgemm_amd64.s.
 //
 //go:noescape
-func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
+func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
 
 // fastKernel is the micro-kernel gemmSerial runs, nil where the CPU lacks
 // AVX2 or FMA (cpu.X86 reports them only when the OS saves the YMM state).
@@ -22,9 +22,9 @@ var fastKernel = func() microKernel {
 var gemmKernelName = map[bool]string{true: "avx2-fma", false: "gonum"}[fastKernel != nil]
 
 // kernelAVX2 checks the extents the assembly will touch, then calls it.
-func kernelAVX2(k int, a, b, c []float32, ldc int) {
+func kernelAVX2(k int, a, b []float32, ldb int, c []float32, ldc int) {
 	_ = a[k*mr-1]
-	_ = b[k*nr-1]
+	_ = b[(k-1)*ldb+nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
-	sgemmKernel6x16(k, &a[0], &b[0], &c[0], ldc)
+	sgemmKernel6x16(k, &a[0], &b[0], ldb, &c[0], ldc)
 }

@@ -4,9 +4,10 @@
 
 // One k step of the 6×16 tile: B's 16 floats in Y0:Y1, A's six broadcast in
 // turn through Y2/Y3, twelve FMAs into the accumulators Y4..Y15.
-#define STEP(aoff, boff) \
-	VMOVUPS boff(DI), Y0 \
-	VMOVUPS (boff+32)(DI), Y1 \
+#define STEP(aoff) \
+	VMOVUPS (DI), Y0 \
+	VMOVUPS 32(DI), Y1 \
+	ADDQ R9, DI \
 	VBROADCASTSS (aoff+0)(SI), Y2 \
 	VFMADD231PS Y0, Y2, Y4 \
 	VFMADD231PS Y1, Y2, Y5 \
@@ -34,18 +35,21 @@
 	VMOVUPS hi, 32(DX) \
 	ADDQ R8, DX
 
-// func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
+// func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
 //
-// C[0:6, 0:16] += A·B for a packed A panel (k steps of 6 floats) and a packed
-// B panel (k steps of 16 floats); C's rows are ldc floats apart. The sum
+// C[0:6, 0:16] += A·B for a packed A panel (k steps of 6 floats) and a B
+// panel of k rows of 16 floats, ldb floats apart (16 when packed, B's own
+// stride when read in place); C's rows are ldc floats apart. The sum
 // for every element runs over k in order from zero and is then added to C,
 // so the result does not depend on anything but the operands.
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-40
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ ldb+24(FP), R9
+	SHLQ $2, R9
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -63,12 +67,11 @@ TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-40
 	JLT  tail
 
 loop4:
-	STEP(0, 0)
-	STEP(24, 64)
-	STEP(48, 128)
-	STEP(72, 192)
+	STEP(0)
+	STEP(24)
+	STEP(48)
+	STEP(72)
 	ADDQ $96, SI
-	ADDQ $256, DI
 	SUBQ $4, CX
 	CMPQ CX, $4
 	JGE  loop4
@@ -78,9 +81,8 @@ tail:
 	JEQ   store
 
 loop1:
-	STEP(0, 0)
+	STEP(0)
 	ADDQ $24, SI
-	ADDQ $64, DI
 	DECQ CX
 	JNE  loop1
 
