@@ -21,16 +21,27 @@ const (
 	tileKDot    = 1024
 )
 
+// minDotK is the depth from which A·Bᵀ runs as dot products: below it the
+// dot kernel's horizontal sums outweigh its savings on packing (20×250×64,
+// LeNet's dW: 18 GFLOP/s as dots, 30 packed; 16×144×784: 110 against 25).
+// It depends on k alone, so a split of C never changes which path an
+// element takes.
+const minDotK = 128
+
 // gemmSerial computes C = alpha·op(A)·op(B) + beta·C on the calling
 // goroutine. A is m×k (k×m when transA), B is k×n (n×k when transB), C is
-// m×n; lda, ldb and ldc are their row strides. It runs the packed AVX2/FMA
-// product (sgemm.go) where the CPU has it, gonum's otherwise.
+// m×n; lda, ldb and ldc are their row strides. Where the CPU has AVX2 and
+// FMA it runs A·Bᵀ as dot products (sdot.go) and the other cases packed
+// (sgemm.go); elsewhere gonum's.
 func gemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if fastKernel != nil {
+	switch {
+	case fastDot != nil && transB && !transA && k >= minDotK:
+		sgemmDot(fastDot, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	case fastKernel != nil:
 		sgemm(fastKernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
+	default:
+		gemmGonum(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
-	gemmGonum(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // gemmGonum is gemmSerial through gonum's Sgemm, tiled so that gonum runs
@@ -130,7 +141,7 @@ func gemm(workers int, transA, transB bool, m, n, k int, alpha float32, a []floa
 			if transB {
 				bs = b[j0*ldb:]
 			}
-			sgemm(fastKernel, transA, transB, m, j1-j0, k, alpha, a, lda, bs, ldb, beta, c[j0:], ldc)
+			gemmSerial(transA, transB, m, j1-j0, k, alpha, a, lda, bs, ldb, beta, c[j0:], ldc)
 		})
 		return
 	}

@@ -9,6 +9,30 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
 
+// sdotKernel4x3 is the AVX2/FMA dot-product kernel in sgemm_amd64.s.
+//
+//go:noescape
+func sdotKernel4x3(k8 int, a *float32, lda int, b *float32, ldb int, out *float32)
+
+// fastDot is the kernel for A·Bᵀ, nil with fastKernel.
+var fastDot = func() dotKernel {
+	if fastKernel == nil {
+		return nil
+	}
+	return dotAVX2
+}()
+
+// dotAVX2 checks the extents the assembly will touch, then calls it.
+func dotAVX2(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc * 8]float32) {
+	if k8 == 0 {
+		clear(out[:])
+		return
+	}
+	_ = a[(dr-1)*lda+k8*8-1]
+	_ = b[(dc-1)*ldb+k8*8-1]
+	sdotKernel4x3(k8, &a[0], lda, &b[0], ldb, &out[0])
+}
+
 // fastKernel is the micro-kernel gemmSerial runs, nil where the CPU lacks
 // AVX2 or FMA (cpu.X86 reports them only when the OS saves the YMM state).
 var fastKernel = func() microKernel {

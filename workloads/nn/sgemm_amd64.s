@@ -95,3 +95,73 @@ store:
 	ADDROW(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// DOTROW multiplies one 8-float slice of an A row (at addr) by the three B
+// slices in Y0..Y2 into three accumulators.
+#define DOTROW(addr, r0, r1, r2) \
+	VMOVUPS addr, Y3 \
+	VFMADD231PS Y0, Y3, r0 \
+	VFMADD231PS Y1, Y3, r1 \
+	VFMADD231PS Y2, Y3, r2
+
+// func sdotKernel4x3(k8 int, a *float32, lda int, b *float32, ldb int, out *float32)
+//
+// For rows i < 4 of A and rows j < 3 of B (both along k, lda and ldb floats
+// apart), out[(3i+j)·8 + r] = Σ a[i][8t+r]·b[j][8t+r] over t < k8: eight
+// lane sums per product, each summed over k in order, for A·Bᵀ without
+// packing either operand.
+TEXT ·sdotKernel4x3(SB), NOSPLIT, $0-48
+	MOVQ k8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R10
+	SHLQ $2, R10
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R12
+	SHLQ $2, R12
+	MOVQ out+40(FP), DX
+	LEAQ (SI)(R10*2), R11
+	ADDQ R10, R11
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	TESTQ CX, CX
+	JEQ   dotstore
+
+dotloop:
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R12*1), Y1
+	VMOVUPS (DI)(R12*2), Y2
+	DOTROW((SI), Y4, Y5, Y6)
+	DOTROW((SI)(R10*1), Y7, Y8, Y9)
+	DOTROW((SI)(R10*2), Y10, Y11, Y12)
+	DOTROW((R11), Y13, Y14, Y15)
+	ADDQ $32, SI
+	ADDQ $32, R11
+	ADDQ $32, DI
+	DECQ CX
+	JNE  dotloop
+
+dotstore:
+	VMOVUPS Y4, 0(DX)
+	VMOVUPS Y5, 32(DX)
+	VMOVUPS Y6, 64(DX)
+	VMOVUPS Y7, 96(DX)
+	VMOVUPS Y8, 128(DX)
+	VMOVUPS Y9, 160(DX)
+	VMOVUPS Y10, 192(DX)
+	VMOVUPS Y11, 224(DX)
+	VMOVUPS Y12, 256(DX)
+	VMOVUPS Y13, 288(DX)
+	VMOVUPS Y14, 320(DX)
+	VMOVUPS Y15, 352(DX)
+	VZEROUPPER
+	RET

@@ -6,3 +6,6 @@ package nn
 var fastKernel microKernel
 
 const gemmKernelName = "gonum"
+
+// fastDot is nil without the assembly.
+var fastDot dotKernel
