@@ -280,6 +280,10 @@ func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) 
 		}
 		return
 	}
+	if s == 1 && oh == h && ow == w {
+		imSame(x, c, h, w, k, pad, col, ld)
+		return
+	}
 	r := 0
 	for ci := 0; ci < c; ci++ {
 		xc := x[ci*h*w : (ci+1)*h*w]
@@ -312,6 +316,51 @@ func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) 
 					src := xc[iy*w:]
 					for j, ix := 0, off; j < len(d); j, ix = j+1, ix+s {
 						d[j] = src[ix]
+					}
+				}
+			}
+		}
+	}
+}
+
+// imSame is im2col for a stride-1 convolution whose output is its input's
+// size (ResNet's 3×3, padding 1): each patch row is the image shifted by
+// (ki−pad)·w + kj−pad, so it is one long copy, after which the columns
+// that wrapped round a row edge, and the rows off the top or bottom, are
+// zeroed.
+func imSame(x []float32, c, h, w, k, pad int, col []float32, ld int) {
+	p := h * w
+	for ci := 0; ci < c; ci++ {
+		xc := x[ci*p : (ci+1)*p]
+		for ki := 0; ki < k; ki++ {
+			for kj := 0; kj < k; kj++ {
+				row := col[((ci*k+ki)*k+kj)*ld : ((ci*k+ki)*k+kj)*ld+p]
+				dy, dx := ki-pad, kj-pad
+				// Output rows whose tap row lies inside the image.
+				y0, y1 := max(0, -dy), min(h, h-dy)
+				clear(row[:y0*w])
+				clear(row[y1*w:])
+				if y0 >= y1 {
+					continue
+				}
+				// row[q] = xc[q+d] for q in [y0·w, y1·w), clipped to xc.
+				d := dy*w + dx
+				lo, hi := max(y0*w, -d), min(y1*w, p-d)
+				copy(row[lo:hi], xc[lo+d:hi+d])
+				if lo > y0*w {
+					clear(row[y0*w : lo])
+				}
+				if hi < y1*w {
+					clear(row[hi : y1*w])
+				}
+				// Columns whose tap column is off the image.
+				for oy := y0; oy < y1; oy++ {
+					r := row[oy*w : (oy+1)*w]
+					for ox := 0; ox < -dx; ox++ {
+						r[ox] = 0
+					}
+					for ox := max(0, w-dx); ox < w; ox++ {
+						r[ox] = 0
 					}
 				}
 			}

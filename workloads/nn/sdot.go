@@ -31,7 +31,7 @@ func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b
 	buf := packPool.Get().(*packBuf)
 	defer packPool.Put(buf)
 	k8 := k / 8 * 8
-	var out [dr * dc * 8]float32
+	out := &buf.dot // pooled: a local array would escape through dot
 	// The ragged last rows of B, padded once.
 	nFull := n / dc * dc
 	if nFull < n {
@@ -50,7 +50,7 @@ func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b
 			if j0 >= nFull {
 				bj, bld = buf.b, k
 			}
-			dot(k8/8, ai, alda, bj, bld, &out)
+			dot(k8/8, ai, alda, bj, bld, out)
 			for i := 0; i < mm; i++ {
 				arow := ai[i*alda : i*alda+k]
 				crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+nn]
