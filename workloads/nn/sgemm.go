@@ -207,3 +207,10 @@ func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int) {
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+func addToGo(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] += v
+	}
+}

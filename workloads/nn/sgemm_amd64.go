@@ -33,6 +33,22 @@ func dotAVX2(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc *
 	sdotKernel4x3(k8, &a[0], lda, &b[0], ldb, &out[0])
 }
 
+//go:noescape
+func vaddF32(dst, src *float32, n int)
+
+// addTo sets dst[i] += src[i] for every i of src.
+func addTo(dst, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	if fastKernel == nil {
+		addToGo(dst, src)
+		return
+	}
+	_ = dst[len(src)-1]
+	vaddF32(&dst[0], &src[0], len(src))
+}
+
 // fastKernel is the micro-kernel gemmSerial runs, nil where the CPU lacks
 // AVX2 or FMA (cpu.X86 reports them only when the OS saves the YMM state).
 var fastKernel = func() microKernel {

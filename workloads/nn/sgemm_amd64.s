@@ -165,3 +165,38 @@ dotstore:
 	VMOVUPS Y15, 352(DX)
 	VZEROUPPER
 	RET
+
+// func vaddF32(dst, src *float32, n int)
+//
+// dst[i] += src[i] for i < n, eight at a time: one rounding per element,
+// as the scalar loop.
+TEXT ·vaddF32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+add8:
+	CMPQ    CX, $8
+	JLT     add1
+	VMOVUPS (DI), Y0
+	VADDPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JMP     add8
+
+add1:
+	TESTQ  CX, CX
+	JEQ    addend
+	VMOVSS (DI), X0
+	VADDSS (SI), X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   $4, SI
+	DECQ   CX
+	JMP    add1
+
+addend:
+	VZEROUPPER
+	RET

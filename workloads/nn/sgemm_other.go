@@ -9,3 +9,6 @@ const gemmKernelName = "gonum"
 
 // fastDot is nil without the assembly.
 var fastDot dotKernel
+
+// addTo sets dst[i] += src[i] for every i of src.
+func addTo(dst, src []float32) { addToGo(dst, src) }
