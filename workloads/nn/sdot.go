@@ -11,15 +11,17 @@ const (
 	dc = 3
 )
 
-// dotKernel sets out[(dc·i+j)·8+r] to Σ_t a[i][8t+r]·b[j][8t+r] over
-// t < k8, for i < dr rows of a (lda apart) and j < dc rows of b (ldb apart).
-type dotKernel func(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc * 8]float32)
+// dotKernel sets out[dc·i+j] to Σ a[i][l]·b[j][l] over l < 8·k8, for i < dr
+// rows of a (lda apart) and j < dc rows of b (ldb apart): lane r sums the
+// terms l ≡ r mod 8 in order, and the lanes o0..o7 are added as
+// ((o0+o4)+(o1+o5)) + ((o2+o6)+(o3+o7)).
+type dotKernel func(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32)
 
 // sgemmDot computes C = alpha·A·Bᵀ + beta·C, A m×k, B n×k. Every element
 // takes the same path whatever its place in a tile (ragged edges are
 // copied into zero-padded rows and run through the same kernel), so its
-// bits depend on its operands alone: eight lane sums in k order, added in
-// a fixed tree, then the k mod 8 leftover terms in order.
+// bits depend on its operands alone: the kernel's sum, then the k mod 8
+// leftover terms in order.
 func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -55,8 +57,7 @@ func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b
 				arow := ai[i*alda : i*alda+k]
 				crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+nn]
 				for j := range crow {
-					o := out[(i*dc+j)*8 : (i*dc+j)*8+8]
-					s := ((o[0] + o[1]) + (o[2] + o[3])) + ((o[4] + o[5]) + (o[6] + o[7]))
+					s := out[i*dc+j]
 					brow := bj[j*bld : j*bld+k]
 					for l := k8; l < k; l++ {
 						s += arow[l] * brow[l]
@@ -84,16 +85,16 @@ func padRows(dst, src []float32, ld, rows, want, k int) []float32 {
 }
 
 // dotGo is the dot kernel in plain Go, for tests on any machine.
-func dotGo(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc * 8]float32) {
-	clear(out[:])
+func dotGo(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
 	for i := 0; i < dr; i++ {
 		for j := 0; j < dc; j++ {
-			o := out[(i*dc+j)*8 : (i*dc+j)*8+8]
+			var o [8]float32
 			for t := 0; t < k8; t++ {
 				for r := range o {
 					o[r] += a[i*lda+8*t+r] * b[j*ldb+8*t+r]
 				}
 			}
+			out[i*dc+j] = ((o[0] + o[4]) + (o[1] + o[5])) + ((o[2] + o[6]) + (o[3] + o[7]))
 		}
 	}
 }

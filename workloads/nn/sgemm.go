@@ -29,7 +29,7 @@ type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int)
 type packBuf struct {
 	a, b []float32
 	tile [mr * nr]float32
-	dot  [dr * dc * 8]float32
+	dot  [dr * dc]float32
 }
 
 var packPool = sync.Pool{New: func() any { return new(packBuf) }}

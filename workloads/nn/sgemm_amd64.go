@@ -23,7 +23,7 @@ var fastDot = func() dotKernel {
 }()
 
 // dotAVX2 checks the extents the assembly will touch, then calls it.
-func dotAVX2(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc * 8]float32) {
+func dotAVX2(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
 	if k8 == 0 {
 		clear(out[:])
 		return

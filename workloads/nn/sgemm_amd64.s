@@ -104,12 +104,20 @@ store:
 	VFMADD231PS Y1, Y3, r1 \
 	VFMADD231PS Y2, Y3, r2
 
+// HSUM stores the sum of acc's eight lanes o0..o7 at off(DX), added as
+// ((o0+o4)+(o1+o5)) + ((o2+o6)+(o3+o7)).
+#define HSUM(acc, accx, off) \
+	VEXTRACTF128 $1, acc, X0 \
+	VADDPS       X0, accx, X0 \
+	VHADDPS      X0, X0, X0 \
+	VHADDPS      X0, X0, X0 \
+	VMOVSS       X0, off(DX)
+
 // func sdotKernel4x3(k8 int, a *float32, lda int, b *float32, ldb int, out *float32)
 //
 // For rows i < 4 of A and rows j < 3 of B (both along k, lda and ldb floats
-// apart), out[(3i+j)·8 + r] = Σ a[i][8t+r]·b[j][8t+r] over t < k8: eight
-// lane sums per product, each summed over k in order, for A·Bᵀ without
-// packing either operand.
+// apart), out[3i+j] = Σ a[i][l]·b[j][l] over l < 8·k8: eight lane sums, each
+// over k in order, then added as HSUM does; A·Bᵀ without packing.
 TEXT ·sdotKernel4x3(SB), NOSPLIT, $0-48
 	MOVQ k8+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -151,18 +159,18 @@ dotloop:
 	JNE  dotloop
 
 dotstore:
-	VMOVUPS Y4, 0(DX)
-	VMOVUPS Y5, 32(DX)
-	VMOVUPS Y6, 64(DX)
-	VMOVUPS Y7, 96(DX)
-	VMOVUPS Y8, 128(DX)
-	VMOVUPS Y9, 160(DX)
-	VMOVUPS Y10, 192(DX)
-	VMOVUPS Y11, 224(DX)
-	VMOVUPS Y12, 256(DX)
-	VMOVUPS Y13, 288(DX)
-	VMOVUPS Y14, 320(DX)
-	VMOVUPS Y15, 352(DX)
+	HSUM(Y4, X4, 0)
+	HSUM(Y5, X5, 4)
+	HSUM(Y6, X6, 8)
+	HSUM(Y7, X7, 12)
+	HSUM(Y8, X8, 16)
+	HSUM(Y9, X9, 20)
+	HSUM(Y10, X10, 24)
+	HSUM(Y11, X11, 28)
+	HSUM(Y12, X12, 32)
+	HSUM(Y13, X13, 36)
+	HSUM(Y14, X14, 40)
+	HSUM(Y15, X15, 44)
 	VZEROUPPER
 	RET
 
