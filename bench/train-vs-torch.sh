@@ -20,7 +20,7 @@ steps="${2:-20}"
 batch="${3:-128}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${DISTBENCH:-$root/bin/distbench}"
-data="$root/data/fashion-mnist"
+data="${DATA:-$root/data/fashion-mnist}" # DATA: a copy with a short test set makes runs quicker
 py=/usr/bin/python3
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
