@@ -11,7 +11,7 @@ import (
 // Images are unfolded (im2col) into a [InC·K·K, G·OH·OW] matrix, G images
 // side by side so that GEMM rows are at least a few hundred floats long
 // even for small feature maps, and multiplied by the [OutC, InC·K·K] weight
-// with gonum's float32 GEMM. The batch is split across Ctx.Workers
+// with the float32 GEMM (gemm.go). The batch is split across Ctx.Workers
 // goroutines, each with its own scratch, so products stay cache-sized and
 // run serially inside each worker. Forward keeps the unfolded input for
 // Backward when it fits in ColumnCacheBytes, and rebuilds it otherwise.
@@ -39,8 +39,8 @@ type Conv2d struct {
 var ColumnCacheBytes = 16 << 20
 
 // minGEMMCols is the row length below which images are grouped into one
-// product: gonum's kernels run vectors of this length near their peak,
-// while an 8×8 map alone (64 floats) spends much of its time in calls.
+// product: the kernels run rows of this length near their peak, while an
+// 8×8 map alone (64 floats) spends much of its time on tile edges.
 var minGEMMCols = 192
 
 type convScratch struct {
