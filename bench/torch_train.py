@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch's side of bench/train-vs-torch.sh: the nets distbench trains
 (lenet, resnet20 as in workloads/models/testdata/torch_golden.py), trained
-with DDP over gloo, one thread per rank, on the same IDX files, timing each
+with DDP over gloo, each rank on its share of the cores (as distbench's
+workers: cores / np threads), on the same IDX files, timing each
 step as distbench does (global batch / step seconds, the first step left
 out). Prints one JSON line: model, np, batch, steps, median images/s.
 
@@ -85,7 +86,7 @@ class ResNet20(nn.Module):
 
 
 def worker(rank, a):
-    torch.set_num_threads(1)
+    torch.set_num_threads(max(1, os.cpu_count() // a.np))
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(a.port)
     dist.init_process_group("gloo", rank=rank, world_size=a.np)
     torch.manual_seed(a.seed)

@@ -2,7 +2,7 @@
 # train-vs-torch.sh: training compute beside PyTorch (issue 19), in one run.
 # For each round, and in each round for lenet and resnet20 at np 1 and 2, it
 # trains distbench (and $DISTBENCH_BEFORE, if set, the same way) and PyTorch
-# 1.13 (DDP over gloo, one thread per rank; bench/torch_train.py) for STEPS
+# 1.13 (DDP over gloo, cores/np threads per rank; bench/torch_train.py) for STEPS
 # steps at global batch BATCH on Fashion-MNIST, the tools in an order rotated
 # from round to round. A run's figure is the median over its steps (the first
 # left out) of global batch / step seconds, distbench's per-step images/s;
