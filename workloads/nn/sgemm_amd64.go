@@ -49,17 +49,42 @@ func addTo(dst, src []float32) {
 	vaddF32(&dst[0], &src[0], len(src))
 }
 
-// fastKernel is the micro-kernel gemmSerial runs, nil where the CPU lacks
-// AVX2 or FMA (cpu.X86 reports them only when the OS saves the YMM state).
+// sgemmKernel6x16z is the AVX-512 micro-kernel in sgemm_amd64.s.
+//
+//go:noescape
+func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int)
+
+// fastKernel is the micro-kernel gemmSerial runs: AVX-512 where the CPU
+// and OS have it, AVX2/FMA else, nil without (cpu.X86 reports them only
+// when the OS saves the ZMM or YMM state).
 var fastKernel = func() microKernel {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+	switch {
+	case !cpu.X86.HasAVX2 || !cpu.X86.HasFMA:
 		return nil
+	case cpu.X86.HasAVX512F:
+		return kernelAVX512
 	}
 	return kernelAVX2
 }()
 
 // gemmKernelName names the product gemmSerial runs, for benchmarks and logs.
-var gemmKernelName = map[bool]string{true: "avx2-fma", false: "gonum"}[fastKernel != nil]
+var gemmKernelName = func() string {
+	switch {
+	case fastKernel == nil:
+		return "gonum"
+	case cpu.X86.HasAVX512F:
+		return "avx512"
+	}
+	return "avx2-fma"
+}()
+
+// kernelAVX512 checks the extents the assembly will touch, then calls it.
+func kernelAVX512(k int, a, b []float32, ldb int, c []float32, ldc int) {
+	_ = a[k*mr-1]
+	_ = b[(k-1)*ldb+nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	sgemmKernel6x16z(k, &a[0], &b[0], ldb, &c[0], ldc)
+}
 
 // kernelAVX2 checks the extents the assembly will touch, then calls it.
 func kernelAVX2(k int, a, b []float32, ldb int, c []float32, ldc int) {

@@ -208,3 +208,87 @@ add1:
 addend:
 	VZEROUPPER
 	RET
+
+// ZSTEP is one k step of the 6×16 tile on AVX-512: B's 16 floats in one
+// register, A's six broadcast from memory into six FMAs.
+#define ZSTEP(breg, aoff, r0, r1, r2, r3, r4, r5) \
+	VFMADD231PS.BCST (aoff+0)(SI), breg, r0 \
+	VFMADD231PS.BCST (aoff+4)(SI), breg, r1 \
+	VFMADD231PS.BCST (aoff+8)(SI), breg, r2 \
+	VFMADD231PS.BCST (aoff+12)(SI), breg, r3 \
+	VFMADD231PS.BCST (aoff+16)(SI), breg, r4 \
+	VFMADD231PS.BCST (aoff+20)(SI), breg, r5
+
+// func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int)
+//
+// sgemmKernel6x16 on AVX-512: one 16-lane register per row of the tile, so
+// six chains of FMAs; even and odd k go to two sets of accumulators (Z4..Z9
+// and Z10..Z15) so that twelve are in flight, and the two are added
+// (even + odd) before C. The order is fixed by k alone.
+TEXT ·sgemmKernel6x16z(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R9
+	SHLQ $2, R9
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	CMPQ CX, $2
+	JLT  ztail
+
+zloop2:
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R9*1), Z1
+	ZSTEP(Z0, 0, Z4, Z5, Z6, Z7, Z8, Z9)
+	ZSTEP(Z1, 24, Z10, Z11, Z12, Z13, Z14, Z15)
+	LEAQ (DI)(R9*2), DI
+	ADDQ $48, SI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  zloop2
+
+ztail:
+	TESTQ CX, CX
+	JEQ   zstore
+	VMOVUPS (DI), Z0
+	ZSTEP(Z0, 0, Z4, Z5, Z6, Z7, Z8, Z9)
+
+zstore:
+	VADDPS Z10, Z4, Z4
+	VADDPS Z11, Z5, Z5
+	VADDPS Z12, Z6, Z6
+	VADDPS Z13, Z7, Z7
+	VADDPS Z14, Z8, Z8
+	VADDPS Z15, Z9, Z9
+	VADDPS  (DX), Z4, Z4
+	VMOVUPS Z4, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z5, Z5
+	VMOVUPS Z5, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z6, Z6
+	VMOVUPS Z6, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z7, Z7
+	VMOVUPS Z7, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z8, Z8
+	VMOVUPS Z8, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z9, Z9
+	VMOVUPS Z9, (DX)
+	VZEROUPPER
+	RET

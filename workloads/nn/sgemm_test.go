@@ -32,8 +32,17 @@ func gemmImpls() map[string]func(transA, transB bool, m, n, k int, alpha float32
 			sgemm(fastKernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		}
 	}
+	for name, kern := range archKernels {
+		impls["packed-"+name] = func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+			sgemm(kern, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		}
+	}
 	return impls
 }
+
+// archKernels are every assembly micro-kernel this CPU runs, not only the
+// one dispatched (sgemm_amd64_test.go fills it).
+var archKernels = map[string]microKernel{}
 
 type gemmCase struct {
 	ta, tb      bool
