@@ -8,8 +8,9 @@
 # left out) of global batch / step seconds, distbench's per-step images/s;
 # the summary is, per tool, model and np, the median over rounds, and the
 # ratios to torch. Then the GEMM's GFLOP/s at ResNet-20's shapes against the
-# machine's peak (cores × GHz × 2 FMA units × 8 float32 lanes × 2 flops,
-# the GHz being /proc/cpuinfo's, which is the nominal clock on this VM).
+# machine's AVX2 peak (cores × GHz × 2 FMA units × 8 float32 lanes × 2
+# flops, the GHz being /proc/cpuinfo's, which is the nominal clock on this
+# VM; AVX-512's 16 lanes double it).
 #
 # Usage: bench/train-vs-torch.sh [ROUNDS] [STEPS] [BATCH]
 #   DISTBENCH_BEFORE=/tmp/before bench/train-vs-torch.sh 3 20 128
@@ -87,7 +88,8 @@ PY
 ghz=$(awk -F: '/cpu MHz/ {print $2 / 1000; exit}' /proc/cpuinfo)
 cores=$(nproc)
 peak=$(awk -v c="$cores" -v g="$ghz" 'BEGIN {printf "%.1f", c * g * 2 * 8 * 2}')
-echo "# GEMM at ResNet-20's shapes, one goroutine; peak $peak GFLOP/s for $cores cores ($(awk -v g="$ghz" 'BEGIN {printf "%.1f", g * 32}') a core) at $ghz GHz"
+echo "# GEMM at ResNet-20's shapes, one goroutine; AVX2 peak $peak GFLOP/s for $cores cores ($(awk -v g="$ghz" 'BEGIN {printf "%.1f", g * 32}') a core) at $ghz GHz, twice that with AVX-512's 16 lanes"
+echo "# (a VM's /proc/cpuinfo gives the nominal clock; the cores boost above it, so a kernel can pass 100%)"
 (cd "$root/workloads/nn" && go test -run '^$' -bench 'GemmSerial/.*-(16|32|64|144|288|576)x(784|196|144|288|576)x' -count 5 -benchtime 200ms . 2>/dev/null) |
 	awk '/GFLOP/ {v[$1] = v[$1] " " $5} END {for (k in v) print k, v[k]}' | sort |
 	$py -c '

@@ -47,9 +47,9 @@
 // bit-for-bit reproducible for a fixed Workers.
 //
 // The GEMM is BLIS's design in Go assembly where the CPU has AVX2 and FMA
-// (sgemm.go: packed panels, a 6×16 register tile, Zen's cache blocking;
-// sdot.go: A·Bᵀ as 4×3 tiles of dot products, unpacked), and gonum's
-// elsewhere (build tag purego forces it). Each element of C is summed in
+// (sgemm.go: packed panels, a 6×16 register tile on AVX-512 or AVX2, Zen's
+// cache blocking; sdot.go: A·Bᵀ as 4×3 tiles of AVX2 dot products,
+// unpacked), and gonum's elsewhere (build tag purego forces it). Each element of C is summed in
 // an order set by k alone, so neither splitting C between goroutines nor
 // scheduling changes its bits. Measure with
 //
