@@ -57,6 +57,7 @@ func BenchmarkTrainStep(b *testing.B) {
 		{"lenet", MNIST, 64},
 		{"mlp", MNIST, 64},
 		{"resnet20", CIFAR10, 32},
+		{"resnet20", MNIST, 64}, // one rank of np 2 at global batch 128
 	} {
 		b.Run(fmt.Sprintf("%s/batch=%d", tc.model, tc.batch), func(b *testing.B) { benchStep(b, tc.model, tc.in, tc.batch) })
 	}

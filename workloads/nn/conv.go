@@ -11,7 +11,7 @@ import (
 // Images are unfolded (im2col) into a [InC·K·K, G·OH·OW] matrix, G images
 // side by side so that GEMM rows are at least a few hundred floats long
 // even for small feature maps, and multiplied by the [OutC, InC·K·K] weight
-// with gonum's float32 GEMM. The batch is split across Ctx.Workers
+// with the float32 GEMM (gemm.go). The batch is split across Ctx.Workers
 // goroutines, each with its own scratch, so products stay cache-sized and
 // run serially inside each worker. Forward keeps the unfolded input for
 // Backward when it fits in ColumnCacheBytes, and rebuilds it otherwise.
@@ -39,8 +39,8 @@ type Conv2d struct {
 var ColumnCacheBytes = 16 << 20
 
 // minGEMMCols is the row length below which images are grouped into one
-// product: gonum's kernels run vectors of this length near their peak,
-// while an 8×8 map alone (64 floats) spends much of its time in calls.
+// product: the kernels run rows of this length near their peak, while an
+// 8×8 map alone (64 floats) spends much of its time on tile edges.
 var minGEMMCols = 192
 
 type convScratch struct {
@@ -280,6 +280,10 @@ func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) 
 		}
 		return
 	}
+	if s == 1 && oh == h && ow == w {
+		imSame(x, c, h, w, k, pad, col, ld)
+		return
+	}
 	r := 0
 	for ci := 0; ci < c; ci++ {
 		xc := x[ci*h*w : (ci+1)*h*w]
@@ -319,11 +323,62 @@ func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) 
 	}
 }
 
+// imSame is im2col for a stride-1 convolution whose output is its input's
+// size (ResNet's 3×3, padding 1): each patch row is the image shifted by
+// (ki−pad)·w + kj−pad, so it is one long copy, after which the columns
+// that wrapped round a row edge, and the rows off the top or bottom, are
+// zeroed.
+func imSame(x []float32, c, h, w, k, pad int, col []float32, ld int) {
+	p := h * w
+	for ci := 0; ci < c; ci++ {
+		xc := x[ci*p : (ci+1)*p]
+		for ki := 0; ki < k; ki++ {
+			for kj := 0; kj < k; kj++ {
+				row := col[((ci*k+ki)*k+kj)*ld : ((ci*k+ki)*k+kj)*ld+p]
+				dy, dx := ki-pad, kj-pad
+				// Output rows whose tap row lies inside the image.
+				y0 := min(h, max(0, -dy))
+				y1 := max(y0, min(h, h-dy))
+				clear(row[:y0*w])
+				clear(row[y1*w:])
+				if y0 >= y1 {
+					continue
+				}
+				// row[q] = xc[q+d] for q in [y0·w, y1·w), clipped to xc.
+				d := dy*w + dx
+				lo, hi := max(y0*w, -d), min(y1*w, p-d)
+				if lo >= hi {
+					clear(row[y0*w : y1*w])
+					continue
+				}
+				copy(row[lo:hi], xc[lo+d:hi+d])
+				clear(row[y0*w : lo])
+				clear(row[hi : y1*w])
+				// Columns whose tap column is off the image.
+				for oy := y0; oy < y1; oy++ {
+					r := row[oy*w : (oy+1)*w]
+					for ox := 0; ox < min(w, -dx); ox++ {
+						r[ox] = 0
+					}
+					for ox := max(0, w-dx); ox < w; ox++ {
+						r[ox] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
 // col2im is im2col's adjoint: it sums each patch-matrix entry (rows ld
 // apart) back onto the input pixel it came from, overwriting x.
+// It may zero entries of col that fall off the image.
 func col2im(col []float32, ld, c, h, w, k, s, pad, oh, ow int, x []float32) {
 	clear(x)
 	p := oh * ow
+	if s == 1 && oh == h && ow == w {
+		col2imSame(col, ld, c, h, w, k, pad, x)
+		return
+	}
 	if s == 1 && pad == 0 {
 		for ci := 0; ci < c; ci++ {
 			xc := x[ci*h*w : (ci+1)*h*w]
@@ -373,6 +428,41 @@ func col2im(col []float32, ld, c, h, w, k, s, pad, oh, ow int, x []float32) {
 					for j, ix := 0, off; j < len(src); j, ix = j+1, ix+s {
 						d[ix] += src[j]
 					}
+				}
+			}
+		}
+	}
+}
+
+// col2imSame is col2im for imSame's geometry: the entries whose tap column
+// wrapped round a row edge are zeroed in col, then each patch row is added
+// onto the image shifted, in one long vector add. Adding those zeros
+// leaves every sum as the row-by-row loop makes it.
+func col2imSame(col []float32, ld, c, h, w, k, pad int, x []float32) {
+	p := h * w
+	for ci := 0; ci < c; ci++ {
+		xc := x[ci*p : (ci+1)*p]
+		for ki := 0; ki < k; ki++ {
+			for kj := 0; kj < k; kj++ {
+				row := col[((ci*k+ki)*k+kj)*ld : ((ci*k+ki)*k+kj)*ld+p]
+				dy, dx := ki-pad, kj-pad
+				y0, y1 := max(0, -dy), min(h, h-dy)
+				if y0 >= y1 {
+					continue
+				}
+				for oy := y0; oy < y1; oy++ {
+					r := row[oy*w : (oy+1)*w]
+					for ox := 0; ox < min(w, -dx); ox++ {
+						r[ox] = 0
+					}
+					for ox := max(0, w-dx); ox < w; ox++ {
+						r[ox] = 0
+					}
+				}
+				d := dy*w + dx
+				lo, hi := max(y0*w, -d), min(y1*w, p-d)
+				if lo < hi {
+					addTo(xc[lo+d:hi+d], row[lo:hi])
 				}
 			}
 		}

@@ -21,25 +21,36 @@ const (
 	tileKDot    = 1024
 )
 
+// minDotK is the depth from which A·Bᵀ runs as dot products: below it the
+// dot kernel's horizontal sums outweigh its savings on packing (20×250×64,
+// LeNet's dW: 18 GFLOP/s as dots, 30 packed; 16×144×784: 110 against 25).
+// It depends on k alone, so a split of C never changes which path an
+// element takes.
+const minDotK = 128
+
 // gemmSerial computes C = alpha·op(A)·op(B) + beta·C on the calling
 // goroutine. A is m×k (k×m when transA), B is k×n (n×k when transB), C is
-// m×n; lda, ldb and ldc are their row strides.
+// m×n; lda, ldb and ldc are their row strides. Where the CPU has AVX2 and
+// FMA it runs A·Bᵀ as dot products (sdot.go) and the other cases packed
+// (sgemm.go); elsewhere gonum's.
 func gemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	switch {
+	case fastDot != nil && transB && !transA && k >= minDotK:
+		sgemmDot(fastDot, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	case fastKernel != nil:
+		sgemm(fastKernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	default:
+		gemmGonum(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+}
+
+// gemmGonum is gemmSerial through gonum's Sgemm, tiled so that gonum runs
+// each tile on the calling goroutine.
+func gemmGonum(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if beta != 1 {
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			if beta == 0 {
-				clear(row)
-				continue
-			}
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-	}
+	scaleRows(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
 		return
 	}
@@ -108,10 +119,30 @@ func trimGeneral(g blas32.General) blas32.General {
 	return g
 }
 
-// gemm is a whole-matrix product that lets gonum parallelise internally; it
-// is used where the batch is not split across workers (Linear).
-func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gemm is a whole-matrix product over up to workers goroutines (Linear,
+// whose batch is not split across workers). With the fast kernel, C's
+// columns are split in whole micro-tiles; each element is still summed in
+// the order k alone fixes, so the split changes no bits. Without it, gonum
+// spreads large products over GOMAXPROCS goroutines itself.
+func gemm(workers int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
+		return
+	}
+	if fastKernel != nil {
+		// Below about a million multiply-adds a goroutine costs more than
+		// it saves.
+		if m*n*k < 1<<20 {
+			workers = 1
+		}
+		tiles := (n + nr - 1) / nr
+		parallel(workers, tiles, func(_, lo, hi int) {
+			j0, j1 := lo*nr, min(n, hi*nr)
+			bs := b[j0:]
+			if transB {
+				bs = b[j0*ldb:]
+			}
+			gemmSerial(transA, transB, m, j1-j0, k, alpha, a, lda, bs, ldb, beta, c[j0:], ldc)
+		})
 		return
 	}
 	tA, tB := blas.NoTrans, blas.NoTrans
@@ -126,7 +157,7 @@ func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		br, bc = n, k
 	}
 	if k == 0 {
-		gemmSerial(false, false, m, n, 0, 0, nil, 1, nil, 1, beta, c, ldc)
+		scaleRows(m, n, beta, c, ldc)
 		return
 	}
 	blas32.Gemm(tA, tB, alpha,

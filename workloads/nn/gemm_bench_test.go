@@ -18,6 +18,17 @@ func BenchmarkGemmSerial(b *testing.B) {
 		{false, false, 64, 3136, 576},
 		{false, true, 64, 576, 3136},
 		{true, false, 576, 3136, 64},
+		// ResNet-20 on 28×28 inputs: forward W·col, dW = dY·colᵀ, dcol = Wᵀ·dY
+		// for stages 1 (16ch 28×28), 2 (32ch 14×14), 3 (64ch 7×7, 4 images).
+		{false, false, 16, 784, 144},
+		{false, true, 16, 144, 784},
+		{true, false, 144, 784, 16},
+		{false, false, 32, 196, 288},
+		{false, true, 32, 288, 196},
+		{true, false, 288, 196, 32},
+		{false, false, 64, 196, 576},
+		{false, true, 64, 576, 196},
+		{true, false, 576, 196, 64},
 	}
 	for _, c := range cases {
 		b.Run(fmt.Sprintf("%v%v-%dx%dx%d", c.ta, c.tb, c.m, c.n, c.k), func(b *testing.B) {

@@ -85,14 +85,17 @@ func (l *Linear) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	return l.dx
 }
 
-// mm picks the product for a whole-batch matrix: gonum's, which spreads
-// large ones over GOMAXPROCS goroutines, unless the caller asked for one
-// worker (several ranks sharing the cores).
+// mm picks the product for a whole-batch matrix: serial when the caller
+// asked for one worker (several ranks sharing the cores), else spread over
+// its workers.
 func mm(ctx *Ctx) func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if ctx.workers() == 1 {
+	w := ctx.workers()
+	if w == 1 {
 		return gemmSerial
 	}
-	return gemm
+	return func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		gemm(w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
 }
 
 // colSums adds the column sums of the rows×cols matrix m into dst, in

@@ -190,3 +190,64 @@ func TestConvWorkersAgree(t *testing.T) {
 		assertClose(t, "grad", grads[i], grads[0], 1e-5)
 	}
 }
+
+// TestIm2colMatchesNaive checks every im2col path (straight copies,
+// same-size shifted copies, the general one) against the definition.
+func TestIm2colMatchesNaive(t *testing.T) {
+	for _, g := range [][5]int{ // c, h, w, k, pad; stride 1 and 2
+		{2, 7, 6, 3, 1}, {1, 5, 5, 5, 2}, {3, 4, 9, 1, 0}, {2, 6, 5, 5, 0}, {2, 3, 3, 3, 1}, {1, 2, 2, 5, 2}, {1, 1, 1, 5, 2}, {2, 8, 7, 3, 2},
+	} {
+		for s := 1; s <= 2; s++ {
+			c, h, w, k, pad := g[0], g[1], g[2], g[3], g[4]
+			oh, ow := ConvOut(h, k, s, pad), ConvOut(w, k, s, pad)
+			x := make([]float32, c*h*w)
+			for i := range x {
+				x[i] = float32(i + 1)
+			}
+			ld := oh*ow + 3
+			col := make([]float32, c*k*k*ld)
+			for i := range col {
+				col[i] = -1 // every entry must be written
+			}
+			im2col(x, c, h, w, k, s, pad, oh, ow, col, ld)
+			for ci := 0; ci < c; ci++ {
+				for ki := 0; ki < k; ki++ {
+					for kj := 0; kj < k; kj++ {
+						r := (ci*k+ki)*k + kj
+						for oy := 0; oy < oh; oy++ {
+							for ox := 0; ox < ow; ox++ {
+								iy, ix := oy*s-pad+ki, ox*s-pad+kj
+								var want float32
+								if iy >= 0 && iy < h && ix >= 0 && ix < w {
+									want = x[(ci*h+iy)*w+ix]
+								}
+								if got := col[r*ld+oy*ow+ox]; got != want {
+									t.Fatalf("%v stride %d: row %d at (%d,%d) = %v, want %v", g, s, r, oy, ox, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+			// col2im is the adjoint: <im2col(x), y> = <x, col2im(y)>, in
+			// small integers so that both sides are exact.
+			y := make([]float32, len(col))
+			var lhs float64
+			for r := 0; r < c*k*k; r++ {
+				for q := 0; q < oh*ow; q++ {
+					y[r*ld+q] = float32((r*7+q*3)%5 - 2)
+					lhs += float64(col[r*ld+q]) * float64(y[r*ld+q])
+				}
+			}
+			xg := make([]float32, len(x))
+			col2im(y, ld, c, h, w, k, s, pad, oh, ow, xg)
+			var rhs float64
+			for i := range x {
+				rhs += float64(x[i]) * float64(xg[i])
+			}
+			if lhs != rhs {
+				t.Fatalf("%v stride %d: <im2col(x), y> = %v, <x, col2im(y)> = %v", g, s, lhs, rhs)
+			}
+		}
+	}
+}

@@ -1,0 +1,95 @@
+//go:build amd64 && !purego
+
+package nn
+
+import "golang.org/x/sys/cpu"
+
+// sgemmKernel6x16 is the AVX2/FMA micro-kernel in sgemm_amd64.s.
+//
+//go:noescape
+func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
+
+// sdotKernel4x3 is the AVX2/FMA dot-product kernel in sgemm_amd64.s.
+//
+//go:noescape
+func sdotKernel4x3(k8 int, a *float32, lda int, b *float32, ldb int, out *float32)
+
+// fastDot is the kernel for A·Bᵀ, nil with fastKernel.
+var fastDot = func() dotKernel {
+	if fastKernel == nil {
+		return nil
+	}
+	return dotAVX2
+}()
+
+// dotAVX2 checks the extents the assembly will touch, then calls it.
+func dotAVX2(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
+	if k8 == 0 {
+		clear(out[:])
+		return
+	}
+	_ = a[(dr-1)*lda+k8*8-1]
+	_ = b[(dc-1)*ldb+k8*8-1]
+	sdotKernel4x3(k8, &a[0], lda, &b[0], ldb, &out[0])
+}
+
+//go:noescape
+func vaddF32(dst, src *float32, n int)
+
+// addTo sets dst[i] += src[i] for every i of src.
+func addTo(dst, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	if fastKernel == nil {
+		addToGo(dst, src)
+		return
+	}
+	_ = dst[len(src)-1]
+	vaddF32(&dst[0], &src[0], len(src))
+}
+
+// sgemmKernel6x16z is the AVX-512 micro-kernel in sgemm_amd64.s.
+//
+//go:noescape
+func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int)
+
+// fastKernel is the micro-kernel gemmSerial runs: AVX-512 where the CPU
+// and OS have it, AVX2/FMA else, nil without (cpu.X86 reports them only
+// when the OS saves the ZMM or YMM state).
+var fastKernel = func() microKernel {
+	switch {
+	case !cpu.X86.HasAVX2 || !cpu.X86.HasFMA:
+		return nil
+	case cpu.X86.HasAVX512F:
+		return kernelAVX512
+	}
+	return kernelAVX2
+}()
+
+// gemmKernelName names the product gemmSerial runs, for benchmarks and logs.
+var gemmKernelName = func() string {
+	switch {
+	case fastKernel == nil:
+		return "gonum"
+	case cpu.X86.HasAVX512F:
+		return "avx512"
+	}
+	return "avx2-fma"
+}()
+
+// kernelAVX512 checks the extents the assembly will touch, then calls it.
+func kernelAVX512(k int, a, b []float32, ldb int, c []float32, ldc int) {
+	_ = a[k*mr-1]
+	_ = b[(k-1)*ldb+nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	sgemmKernel6x16z(k, &a[0], &b[0], ldb, &c[0], ldc)
+}
+
+// kernelAVX2 checks the extents the assembly will touch, then calls it.
+func kernelAVX2(k int, a, b []float32, ldb int, c []float32, ldc int) {
+	_ = a[k*mr-1]
+	_ = b[(k-1)*ldb+nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	sgemmKernel6x16(k, &a[0], &b[0], ldb, &c[0], ldc)
+}
