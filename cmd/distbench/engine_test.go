@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +84,25 @@ rc=0
 for p in $pids; do wait $p || rc=$?; done
 exit $rc
 `
+
+// srunCommand is the stand-in srun starting n tasks of this test binary as
+// distbench with args, rank 0's store at a free port on loopback.
+func srunCommand(t *testing.T, ctx context.Context, n int, args ...string) *exec.Cmd {
+	t.Helper()
+	srun := filepath.Join(t.TempDir(), "srun")
+	if err := os.WriteFile(srun, []byte(standInSrun), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.CommandContext(ctx, srun, append([]string{"-n", strconv.Itoa(n), os.Args[0]}, args...)...)
+	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port))
+	return cmd
+}
 
 // TestEngineSrun runs `run --launcher srun` against a stand-in srun (no
 // Slurm here): the ranks read SLURM_PROCID and SLURM_NTASKS.
@@ -222,15 +243,9 @@ func TestEngineSweepTooSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	dir := t.TempDir()
-	srun := filepath.Join(dir, "srun")
-	if err := os.WriteFile(srun, []byte(standInSrun), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "run")
-	cmd := exec.Command(srun, "-n", "2", os.Args[0], "sweep", "--launcher", "env", "--out", out, "--strategy", "ring", "--np", "2,3",
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := srunCommand(t, context.Background(), 2, "sweep", "--launcher", "env", "--out", out, "--strategy", "ring", "--np", "2,3",
 		"-b", "4KiB", "-e", "4KiB", "-n", "2", "-w", "1", "--rounds", "1", "--timeout", "1m")
-	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29517")
 	b, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
@@ -264,20 +279,14 @@ func TestEngineSweepRankDies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	dir := t.TempDir()
-	srun := filepath.Join(dir, "srun")
-	if err := os.WriteFile(srun, []byte(standInSrun), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "run")
+	out := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// np 3 first (the plan's order is by np, then strategy), long enough
 	// that the death lands in it; np 2's launches come after.
-	cmd := exec.CommandContext(ctx, srun, "-n", "3", os.Args[0], "sweep", "--launcher", "env", "--out", out,
+	cmd := srunCommand(t, ctx, 3, "sweep", "--launcher", "env", "--out", out,
 		"--strategy", "ring,tree", "--np", "3,2", "-b", "1MiB", "-e", "1MiB", "-n", "100000", "-w", "1", "--rounds", "1", "--timeout", "30s")
-	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29519",
-		"DISTBENCH_TEST_DIE_RANK=2", "DISTBENCH_TEST_DIE_AFTER=2s")
+	cmd.Env = append(cmd.Env, "DISTBENCH_TEST_DIE_RANK=2", "DISTBENCH_TEST_DIE_AFTER=2s")
 	b, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("the sweep did not end after rank 2 died:\n%s", b)
