@@ -114,22 +114,16 @@ func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) e
 }
 
 func (a *algorithms) AllGather(call *core.Call, out, in collective.Tensor) error {
-	defer a.c.hold()()
-	din, err := a.c.upload(0, in.Data)
-	if err != nil {
-		return err
-	}
-	dout, err := a.c.staged(1, len(out.Data))
-	if err != nil {
-		return err
-	}
-	if err := a.collective(call, "allgather", opAllGather, din, dout, in.Count(), in.DType, 0, 0); err != nil {
-		return err
-	}
-	return a.c.download(out.Data, dout)
+	return a.outOfPlace(call, "allgather", opAllGather, out, in, in.Count(), 0)
 }
 
 func (a *algorithms) ReduceScatter(call *core.Call, out, in collective.Tensor, op collective.Op) error {
+	return a.outOfPlace(call, "reducescatter", opReduceScatter, out, in, out.Count(), op)
+}
+
+// outOfPlace runs a collective from in to out, each staged through device
+// memory of its own; count is the element count NCCL takes for it.
+func (a *algorithms) outOfPlace(call *core.Call, what string, code int, out, in collective.Tensor, count int, op collective.Op) error {
 	defer a.c.hold()()
 	din, err := a.c.upload(0, in.Data)
 	if err != nil {
@@ -139,7 +133,7 @@ func (a *algorithms) ReduceScatter(call *core.Call, out, in collective.Tensor, o
 	if err != nil {
 		return err
 	}
-	if err := a.collective(call, "reducescatter", opReduceScatter, din, dout, out.Count(), in.DType, op, 0); err != nil {
+	if err := a.collective(call, what, code, din, dout, count, in.DType, op, 0); err != nil {
 		return err
 	}
 	return a.c.download(out.Data, dout)
