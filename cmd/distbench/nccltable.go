@@ -247,9 +247,11 @@ func ncclCount(r *results.Record) int64 {
 type figures struct{ timeUs, algbw, busbw float64 }
 
 func (t *table) figures(r *results.Record) figures {
-	us := r.TimeUs
-	if t.out.average >= 0 && len(r.RankMeanUs) > 0 {
-		m := r.RankMeanUs
+	if t.out.average < 0 {
+		return figures{r.TimeUs, r.AlgBWGBs, r.BusBWGBs} // distbench's, as recorded
+	}
+	us := r.TimeUsMean // a record without per-rank means: the slowest rank's mean
+	if m := r.RankMeanUs; len(m) > 0 {
 		switch t.out.average {
 		case 0:
 			us = m[0]
@@ -264,11 +266,6 @@ func (t *table) figures(r *results.Record) figures {
 		case 3:
 			us = slices.Max(m)
 		}
-	} else if t.out.average >= 0 && r.TimeUsMean > 0 {
-		us = r.TimeUsMean
-	}
-	if us == r.TimeUs {
-		return figures{us, r.AlgBWGBs, r.BusBWGBs}
 	}
 	alg := stats.AlgBW(r.Bytes, us/1e6)
 	bus, _ := stats.BusBW(r.Collective, r.NP, alg)
