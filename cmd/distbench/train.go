@@ -14,7 +14,6 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/nn"
@@ -108,17 +107,11 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			if out == "" {
 				out = filepath.Join("runs", "train-"+time.Now().Format("20060102-150405"))
 			}
-			rank0 := true
-			switch launcher {
-			case "mpirun", "srun":
+			if launcher == "mpirun" || launcher == "srun" {
 				cmd.Flags().Set("out", out) // the directory rank 0 writes
 				return runEngine(cmd, launcher, np, engArgs, stdout, stderr)
-			case "env":
-				if info, err := rendezvous.FromEnv(os.Getenv); err == nil && info.Rank != 0 {
-					rank0 = false
-				}
 			}
-			if !rank0 {
+			if !isRank0(launcher) {
 				// One rank of an engine's job: rank 0 writes and prints.
 				return harness.RunRank(cmd.Context(), spec, os.Getenv, func(*results.Record) error { return nil })
 			}
