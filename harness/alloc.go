@@ -16,7 +16,6 @@ import (
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
-	"github.com/distbench/distbench/workloads/train"
 )
 
 // Allocation runs many launches inside one engine allocation (mpirun -n N,
@@ -297,7 +296,7 @@ func (a *Allocation) awaitDone(ctx context.Context, k int) error {
 // for spec's link if it is one of the first spec.NP ranks, nothing
 // otherwise.
 func (a *Allocation) part(ctx context.Context, spec *job.Spec, emit func(*results.Record) error) error {
-	tr, err := a.mesh(ctx, spec.Link)
+	tr, err := a.mesh(ctx, spec)
 	if err != nil || a.Rank() >= spec.NP {
 		return err
 	}
@@ -311,27 +310,20 @@ func (a *Allocation) part(ctx context.Context, spec *job.Spec, emit func(*result
 	if err != nil {
 		return err
 	}
-	if spec.Train != nil {
-		_, err = train.Run(ctx, comm, *spec.Train, emit)
-	} else {
-		err = Measure(ctx, comm, spec, emit)
-	}
-	return closeComm(ctx, comm, err)
+	return closeComm(ctx, comm, work(ctx, comm, spec, emit))
 }
 
-// mesh is the allocation's mesh of all N ranks shaped by link, made by
-// every rank together the first time a launch names link.
-func (a *Allocation) mesh(ctx context.Context, link string) (driver.Transport, error) {
+// mesh is the allocation's mesh of all N ranks shaped as spec's link says
+// (per rank, as the worker's own mesh is), made by every rank together the
+// first time a launch names that link.
+func (a *Allocation) mesh(ctx context.Context, spec *job.Spec) (driver.Transport, error) {
+	link := spec.Link
 	if tr, ok := a.meshes[link]; ok {
 		return tr, nil
 	}
-	var shape *transport.Link
-	if link != "" {
-		l, err := transport.ParseLink(link)
-		if err != nil {
-			return nil, err
-		}
-		shape = &l
+	shape, err := spec.LinkFor(a.Rank())
+	if err != nil {
+		return nil, err
 	}
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: a.Rank(), Size: a.Size(), Store: a.store, JobID: fmt.Sprintf("%s/mesh%d", a.jobID, len(a.meshes)), Token: a.token,

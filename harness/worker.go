@@ -76,15 +76,20 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 		tr.Close()
 		return err
 	}
+	return closeComm(ctx, comm, work(ctx, comm, spec, emit))
+}
+
+// work is what spec asks of a communicator: training, a soak, or points to
+// measure.
+func work(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
 	switch {
 	case spec.Train != nil:
-		_, err = train.Run(ctx, comm, *spec.Train, emit)
+		_, err := train.Run(ctx, comm, *spec.Train, emit)
+		return err
 	case spec.Soak != nil:
-		err = Soak(ctx, comm, spec, emit)
-	default:
-		err = Measure(ctx, comm, spec, emit)
+		return Soak(ctx, comm, spec, emit)
 	}
-	return closeComm(ctx, comm, err)
+	return Measure(ctx, comm, spec, emit)
 }
 
 // jobIdentity is the job's rendezvous URL, id and token, as the launcher
