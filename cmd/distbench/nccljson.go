@@ -26,7 +26,10 @@ const ncclJSONVersion = 3
 // on them: its booleans are the strings "true" and "false", a root is a
 // string padded to six characters, and a NaN is the string "nan".
 type ncclDoc struct {
-	f *os.File
+	f    *os.File
+	size int64 // bytes written by the last whole write
+	end  int64 // where the results list's closing "]" goes; 0 before the first row
+	err  error // the first failed write, reported by finish
 
 	Version     int            `json:"version"`
 	StartTime   string         `json:"start_time"`
@@ -225,9 +228,33 @@ func (e *ncclResult) set(inPlace bool, r *results.Record, fig figures, checked b
 	e.ActualIterations = r.Iters
 }
 
+// add appends e to the document on disk. Only the new row and the
+// closing "]}" are written, so a long health loop (-N 0) costs each row its
+// own bytes, not the whole document again.
 func (d *ncclDoc) add(e *ncclResult) {
 	d.Results = append(d.Results, e)
-	d.write() // a failed rewrite is reported by finish's
+	if d.err != nil {
+		return
+	}
+	if d.end == 0 {
+		// The whole document, once: it ends in this row's "}]}" (every
+		// field after results is empty until finish), and later rows
+		// go before its "]}".
+		d.err = d.write()
+		d.end = d.size - int64(len("]}\n"))
+		return
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		d.err = err
+		return
+	}
+	b = append([]byte{','}, b...)
+	if _, err := d.f.WriteAt(append(b, "]}\n"...), d.end); err != nil {
+		d.err = err
+		return
+	}
+	d.end += int64(len(b))
 }
 
 func (d *ncclDoc) finish(wrong int64, avg, minBW float64, bwChecked bool, runErr error) error {
@@ -250,6 +277,9 @@ func (d *ncclDoc) finish(wrong int64, avg, minBW float64, bwChecked bool, runErr
 	d.Errors = &errs
 	d.EndTime = nowString()
 	err := d.write()
+	if d.err != nil {
+		err = d.err
+	}
 	if cerr := d.f.Close(); err == nil {
 		err = cerr
 	}
@@ -261,9 +291,11 @@ func (d *ncclDoc) write() error {
 	if err != nil {
 		return err
 	}
+	b = append(b, '\n')
 	if err := d.f.Truncate(0); err != nil {
 		return err
 	}
-	_, err = d.f.WriteAt(append(b, '\n'), 0)
+	_, err = d.f.WriteAt(b, 0)
+	d.size = int64(len(b))
 	return err
 }

@@ -264,6 +264,12 @@ func TestNCCLDoc(t *testing.T) {
 	for _, r := range tableRecords() {
 		tw.add(r)
 	}
+	// Before the footer, as an interrupted run leaves it: a valid
+	// document with every row so far.
+	var partial struct{ Results []json.RawMessage }
+	if b, err := os.ReadFile(got); err != nil || json.Unmarshal(b, &partial) != nil || len(partial.Results) != 2 {
+		t.Fatalf("the document before the footer: %v, %d results, want 2:\n%s", err, len(partial.Results), b)
+	}
 	if _, err := tw.footer(nil); err != nil {
 		t.Fatal(err)
 	}
