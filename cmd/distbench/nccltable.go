@@ -55,7 +55,8 @@ type table struct {
 	pending  map[string][2]*results.Record
 	order    []string // pending keys in arrival order, for a failed run's half rows
 	busbw    []float64
-	wire     []*results.Record // one per row that has wire bytes, for wireTable
+	wire     []*results.Record // the first record with wire bytes of each size, type and op, for wireTable
+	wireSeen map[string]bool   // their rows, less the cycle (-N repeats them)
 	wrong    int64
 	check    bool
 	rows     int
@@ -282,10 +283,16 @@ func (t *table) row(pair [2]*results.Record) {
 		op = "none"
 	}
 	fmt.Fprintf(t.w, "%12d  %12d  %8s  %6s  %6d", first.Bytes, ncclCount(first), ncclTypeName(first.DType), op, first.Root)
-	for _, r := range pair {
-		if r != nil && r.Error == "" && r.HasWire() {
-			t.wire = append(t.wire, r)
-			break
+	if key := fmt.Sprintf("%s/%s/%d", first.DType, first.Op, first.Bytes); !t.wireSeen[key] {
+		for _, r := range pair {
+			if r != nil && r.Error == "" && r.HasWire() {
+				if t.wireSeen == nil {
+					t.wireSeen = map[string]bool{}
+				}
+				t.wireSeen[key] = true
+				t.wire = append(t.wire, r)
+				break
+			}
 		}
 	}
 	var entry *ncclResult
