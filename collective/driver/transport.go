@@ -90,3 +90,14 @@ type ConnShaper interface {
 type WireCounter interface {
 	WireBytes() (sent, recv int64)
 }
+
+// Topology is an optional Transport interface: which ranks share a host.
+// Ranks on one host share its memory and its NIC, so a transport may carry
+// their messages through shared memory, and a hierarchical algorithm
+// reduces within each host before anything crosses the network.
+type Topology interface {
+	// HostOf names rank's host: ranks with equal names share a host. It is
+	// "" for a rank out of range, and every rank's name is "" when the
+	// transport does not know (then no two ranks may be taken to share one).
+	HostOf(rank int) string
+}

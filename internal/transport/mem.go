@@ -18,10 +18,16 @@ type MemOptions struct {
 	// links while staying FIFO within one (source, tag) stream.
 	MaxDelay time.Duration
 	Seed     uint64
+	// Hosts, if set, names each rank's host (driver.Topology), as many
+	// names as ranks; unset, every rank is on one host, "mem".
+	Hosts []string
 }
 
 // NewMemWorld returns size connected in-memory transports, one per rank.
 func NewMemWorld(size int, opts MemOptions) []*Mem {
+	if opts.Hosts != nil && len(opts.Hosts) != size {
+		panic(fmt.Sprintf("transport: MemOptions.Hosts names %d hosts for %d ranks", len(opts.Hosts), size))
+	}
 	w := &memWorld{opts: opts, ranks: make([]*Mem, size)}
 	for r := range size {
 		m := &Mem{world: w, rank: r, boxes: make([]*Mailbox, size), lastDue: make([]time.Time, size), links: make([]chan delayed, size)}
@@ -57,6 +63,8 @@ type Mem struct {
 var (
 	_ driver.Transport = (*Mem)(nil)
 	_ driver.Transport = (*TCP)(nil)
+	_ driver.Topology  = (*Mem)(nil)
+	_ driver.Topology  = (*TCP)(nil)
 
 	_ driver.Diagnoser = (*Mem)(nil)
 	_ driver.Diagnoser = (*TCP)(nil)
@@ -86,6 +94,17 @@ func (r posted) Done() <-chan struct{} {
 func (m *Mem) Rank() int                { return m.rank }
 func (m *Mem) Size() int                { return len(m.world.ranks) }
 func (m *Mem) PeerAddr(peer int) string { return "" }
+
+// HostOf is rank's host as MemOptions.Hosts names it.
+func (m *Mem) HostOf(rank int) string {
+	switch {
+	case rank < 0 || rank >= len(m.world.ranks):
+		return ""
+	case m.world.opts.Hosts == nil:
+		return "mem"
+	}
+	return m.world.opts.Hosts[rank]
+}
 
 func (m *Mem) checkPeer(peer int) error {
 	if peer < 0 || peer >= m.Size() || peer == m.rank {

@@ -67,6 +67,7 @@ type peer struct {
 	t    *TCP
 	rank int
 	addr string // the peer's published listen address
+	host string // the peer's published host identity (driver.Topology)
 	box  *Mailbox
 
 	// Set once by attach, before the goroutines that use it start.
@@ -208,6 +209,10 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 	t.addr = net.JoinHostPort(o.AdvertiseHost, strconv.Itoa(port))
+	// The host identity first: a peer that finds the address finds it too.
+	if err := o.Store.Set(cctx, t.hostKey(o.Rank), []byte(o.HostID)); err != nil {
+		return nil, fmt.Errorf("transport: rank %d: publishing host identity: %w", o.Rank, err)
+	}
 	if err := o.Store.Set(cctx, t.key(o.Rank), []byte(t.addr)); err != nil {
 		return nil, fmt.Errorf("transport: rank %d: publishing address %s: %w", o.Rank, t.addr, err)
 	}
@@ -284,6 +289,18 @@ func (t *TCP) PeerAddr(peer int) string {
 		return ""
 	}
 	return t.peers[peer].addr
+}
+
+// HostOf is the host identity rank published (TCPOptions.HostID); every
+// rank's is known once the mesh has formed.
+func (t *TCP) HostOf(rank int) string {
+	switch {
+	case rank == t.o.Rank:
+		return t.o.HostID
+	case rank < 0 || rank >= len(t.peers):
+		return ""
+	}
+	return t.peers[rank].host
 }
 
 func (t *TCP) peer(rank int) (*peer, error) {

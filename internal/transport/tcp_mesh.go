@@ -21,6 +21,9 @@ import (
 
 func (t *TCP) key(rank int) string { return t.o.KeyPrefix + strconv.Itoa(rank) }
 
+// hostKey is where rank publishes its host identity, beside its address.
+func (t *TCP) hostKey(rank int) string { return t.key(rank) + "/host" }
+
 // resolve reads p's published address. Each dialer and each accepted
 // connection resolves its own peer, so that a rank that never publishes
 // delays only its own link, and a handshake that fails fast is not stuck
@@ -37,7 +40,11 @@ func (t *TCP) resolve(ctx context.Context, p *peer) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("transport: rank %d: rank %d published a bad address %q (store key %q): %v", t.o.Rank, p.rank, addr, t.key(p.rank), err)
 	}
-	p.addr = addr
+	host, err := t.o.Store.Get(ctx, t.hostKey(p.rank))
+	if err != nil {
+		return fmt.Errorf("transport: rank %d: reading rank %d's host identity (store key %q): %w", t.o.Rank, p.rank, t.hostKey(p.rank), err)
+	}
+	p.addr, p.host = addr, string(host)
 	p.box = NewMailbox(p.describe())
 	return nil
 }

@@ -46,6 +46,9 @@ type TCPOptions struct {
 	// AdvertiseHost is the host peers dial; default ListenHost, or the
 	// host name when ListenHost is an unspecified address (0.0.0.0, ::).
 	AdvertiseHost string
+	// HostID names this rank's host (driver.Topology); default
+	// HostIdentity(). Ranks with equal HostIDs are taken to share memory.
+	HostID string
 	// MaxMessage bounds one message, sent or received; default
 	// DefaultMaxMessage. A larger header from a peer breaks the connection.
 	MaxMessage int64
@@ -107,6 +110,9 @@ func (o *TCPOptions) setDefaults() {
 				o.AdvertiseHost = h
 			}
 		}
+	}
+	if o.HostID == "" {
+		o.HostID = HostIdentity()
 	}
 	if o.MaxMessage == 0 {
 		o.MaxMessage = DefaultMaxMessage
