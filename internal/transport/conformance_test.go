@@ -50,6 +50,14 @@ func TestTransportConformance(t *testing.T) {
 			}
 			return trs
 		},
+		// Same-host pairs in shared memory (TCPOptions.Transport), with
+		// large messages read by CMA, or all of them through the ring.
+		"shm": shmWorld(func(rank int, o *TCPOptions) {}),
+		"shm-ring": shmWorld(func(rank int, o *TCPOptions) { o.noCMA = true }),
+		"shm-spin": shmWorld(func(rank int, o *TCPOptions) { o.Spin = time.Millisecond }),
+		// Ranks 0 and 1 on one host, the rest on another: shared memory
+		// and TCP in one mesh.
+		"shm-mixed": shmWorld(func(rank int, o *TCPOptions) { o.HostID = fmt.Sprint("host", min(rank, 2)/2) }),
 	}
 	for name, newWorld := range worlds {
 		t.Run(name, func(t *testing.T) {
@@ -198,5 +206,32 @@ func conformReduce(t *testing.T, trs []driver.Transport) {
 				})
 			}
 		}
+	}
+}
+
+// shmWorld is a TCP mesh with Transport auto, tweaked.
+func shmWorld(tweak func(rank int, o *TCPOptions)) func(t *testing.T, n int) []driver.Transport {
+	return func(t *testing.T, n int) []driver.Transport {
+		m := newMesh(t, n, func(rank int, o *TCPOptions) {
+			o.Transport = TransportAuto
+			o.HostID = "test-host"
+			tweak(rank, o)
+		})
+		trs := make([]driver.Transport, n)
+		for i, tr := range m.ts {
+			trs[i] = tr
+			for j := range n {
+				want := TransportShm
+				if j == i {
+					continue
+				} else if tr.HostOf(i) != tr.HostOf(j) {
+					want = TransportTCP
+				}
+				if got := tr.PathTo(j); got != want && shmSupported {
+					t.Fatalf("rank %d to %d: path %q, want %q", i, j, got, want)
+				}
+			}
+		}
+		return trs
 	}
 }

@@ -69,6 +69,7 @@ type peer struct {
 	addr string // the peer's published listen address
 	host string // the peer's published host identity (driver.Topology)
 	box  *Mailbox
+	shm  *shmLink // the payload path of a same-host peer; nil: TCP's
 
 	// Set once by attach, before the goroutines that use it start.
 	conn   *net.TCPConn
@@ -252,6 +253,9 @@ func NewTCP(ctx context.Context, o TCPOptions) (*TCP, error) {
 		}
 	}
 	if first == nil {
+		first = t.setupShm(cctx)
+	}
+	if first == nil {
 		t.ready.Store(true)
 	}
 	// An abort that arrived while the mesh formed failed no mailbox
@@ -301,6 +305,18 @@ func (t *TCP) HostOf(rank int) string {
 		return ""
 	}
 	return t.peers[rank].host
+}
+
+// PathTo names what carries the payloads to peer: "shm" for a same-host
+// pair in shared memory, "tcp" otherwise ("" out of range).
+func (t *TCP) PathTo(peer int) string {
+	switch {
+	case peer < 0 || peer >= len(t.peers) || peer == t.o.Rank:
+		return ""
+	case t.peers[peer].shm != nil:
+		return TransportShm
+	}
+	return TransportTCP
 }
 
 func (t *TCP) peer(rank int) (*peer, error) {

@@ -99,6 +99,7 @@ func (t *TCP) shutdown(abortErr error) {
 		for _, p := range live {
 			p.conn.Close()
 		}
+		t.stopShm(deadline)
 		t.wg.Wait()
 	})
 }

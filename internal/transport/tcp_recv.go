@@ -58,7 +58,7 @@ func (t *TCP) readLoop(p *peer) {
 	default:
 		perr := p.setErr(p.peerErr(t.describeNetErr(err)))
 		t.o.Logf("transport: rank %d: lost %s: %v", t.o.Rank, p.describe(), perr)
-		p.after(func() { p.box.Fail(perr) })
+		p.fail(perr)
 	}
 	p.dr.end.retire()
 	p.wend.retire()
@@ -107,7 +107,7 @@ func (t *TCP) handleFrame(p *peer, h wire.Header) error {
 	case wire.KindClose:
 		p.gotBye.Store(true)
 		perr := p.setErr(p.peerErr(ErrPeerClosed))
-		p.after(func() { p.box.Fail(perr) })
+		p.fail(perr)
 		t.answerBye(p)
 	case wire.KindAbort:
 		var text [wire.MaxAbortText]byte
@@ -314,6 +314,16 @@ func (t *TCP) readPayload(p *peer, buf []byte, size int) error {
 		off += c
 	}
 	return nil
+}
+
+// fail fails the receives from p with err, after the link's latency; a
+// shared-memory link first delivers what its ring still holds.
+func (p *peer) fail(err error) {
+	if p.shm != nil {
+		p.shm.peerGone(err)
+		return
+	}
+	p.after(func() { p.box.Fail(err) })
 }
 
 // event is an entry in a link's delay line.

@@ -43,6 +43,9 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 		return err
 	}
 	start := time.Now()
+	if p.shm != nil {
+		return t.sendShm(ctx, p, tag, data, start)
+	}
 	if err := p.lock(ctx); err != nil {
 		return t.sendFailed(ctx, p, err, 0, start, len(data), tag)
 	}
@@ -70,6 +73,24 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 	p.lastWrite.Store(int64(time.Since(t.epoch)))
 	t.wire.sent.Add(int64(len(data)))
 	return nil
+}
+
+// sendShm sends to a same-host peer through shared memory, under the
+// link's own lock: the TCP connection's stays free for control frames.
+func (t *TCP) sendShm(ctx context.Context, p *peer, tag uint64, data []byte, start time.Time) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, collective.DefaultTimeout)
+		defer cancel()
+	}
+	p.sendTag.Store(tag)
+	p.sendSince.Store(mono(start))
+	err := p.shm.send(ctx, tag, data, start)
+	p.sendSince.Store(0)
+	if err == nil {
+		t.wire.sent.Add(int64(len(data)))
+	}
+	return err
 }
 
 // writeLocked writes a whole frame (header, payload, padding) in one writev;

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package transport
+
+import (
+	"context"
+	"time"
+)
+
+// shmSupported: shared memory within a host is Linux's only; elsewhere
+// "auto" is TCP.
+const shmSupported = false
+
+type shmLink struct{}
+
+func (l *shmLink) send(context.Context, uint64, []byte, time.Time) error { return nil }
+func (l *shmLink) peerGone(error)                                        {}
+func (t *TCP) setupShm(context.Context) error                            { return nil }
+func (t *TCP) stopShm(time.Time)                                         {}
