@@ -24,6 +24,8 @@ import (
 const (
 	livenessPeerEnv = "DISTBENCH_TRANSPORT_LIVENESS_PEER"
 	livenessOptsEnv = "DISTBENCH_TRANSPORT_LIVENESS_OPTS"
+	// livenessTransportEnv is its TCPOptions.Transport.
+	livenessTransportEnv = "DISTBENCH_TRANSPORT_LIVENESS_TRANSPORT"
 )
 
 func TestMain(m *testing.M) {
@@ -62,7 +64,7 @@ func livenessPeer(path, opts string) int {
 		return fail(err)
 	}
 	o := TCPOptions{Rank: 1, Size: 2, Store: store, JobID: "liveness", Token: testToken, ConnectTimeout: 20 * time.Second,
-		Logf: func(f string, args ...any) { fmt.Printf(f+"\n", args...) }}
+		Logf: func(f string, args ...any) { fmt.Printf(f+"\n", args...) }, Transport: os.Getenv(livenessTransportEnv)}
 	l.apply(&o)
 	tr, err := NewTCP(ctx, o)
 	if err != nil {
@@ -96,13 +98,19 @@ type peerProcess struct {
 
 func startPeerProcess(t *testing.T, here, there liveness) *peerProcess {
 	t.Helper()
+	return startPeerProcessOver(t, here, there, "")
+}
+
+// startPeerProcessOver is startPeerProcess with both ranks' Transport.
+func startPeerProcessOver(t *testing.T, here, there liveness, transport string) *peerProcess {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "store")
 	store, err := rendezvous.OpenFile(context.Background(), path, rendezvous.FileOptions{Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pp := &peerProcess{cmd: exec.Command(os.Args[0]), out: &strings.Builder{}, exited: make(chan struct{}), logs: &logLines{}}
-	pp.cmd.Env = append(os.Environ(), livenessPeerEnv+"="+path, livenessOptsEnv+"="+there.String())
+	pp.cmd.Env = append(os.Environ(), livenessPeerEnv+"="+path, livenessOptsEnv+"="+there.String(), livenessTransportEnv+"="+transport)
 	stdout, err := pp.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +131,7 @@ func startPeerProcess(t *testing.T, here, there liveness) *peerProcess {
 		pp.cmd.Process.Kill() // stopped or not
 		<-pp.exited
 	})
-	o := TCPOptions{Rank: 0, Size: 2, Store: store, JobID: "liveness", Token: testToken, ConnectTimeout: 20 * time.Second, Logf: pp.logs.logf}
+	o := TCPOptions{Rank: 0, Size: 2, Store: store, JobID: "liveness", Token: testToken, ConnectTimeout: 20 * time.Second, Logf: pp.logs.logf, Transport: transport}
 	here.apply(&o)
 	pp.tr, err = NewTCP(context.Background(), o)
 	if err != nil {
