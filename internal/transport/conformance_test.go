@@ -227,7 +227,7 @@ func shmWorld(tweak func(rank int, o *TCPOptions)) func(t *testing.T, n int) []d
 				} else if tr.HostOf(i) != tr.HostOf(j) {
 					want = TransportTCP
 				}
-				if got := tr.PathTo(j); got != want && shmSupported {
+				if got := tr.PathTo(j); got != want && ShmSupported {
 					t.Fatalf("rank %d to %d: path %q, want %q", i, j, got, want)
 				}
 			}

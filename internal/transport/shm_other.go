@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// shmSupported: shared memory within a host is Linux's only; elsewhere
+// ShmSupported: shared memory within a host is Linux's only; elsewhere
 // "auto" is TCP.
-const shmSupported = false
+const ShmSupported = false
 
 type shmLink struct{}
 

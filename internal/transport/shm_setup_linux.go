@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// shmSupported: this platform has the shared-memory path.
-const shmSupported = true
+// ShmSupported says whether this platform has the shared-memory path.
+const ShmSupported = true
 
 // setupShm gives every same-host pair a segment, as TCPOptions.Transport
 // asks. Per pair, the lower rank creates and maps a segment and publishes

@@ -123,7 +123,7 @@ func CheckTransport(s string) error {
 	case TransportAuto, TransportTCP:
 		return nil
 	case TransportShm:
-		if !shmSupported {
+		if !ShmSupported {
 			return fmt.Errorf("transport %q: shared memory is supported on Linux only (accepted here: auto, tcp)", s)
 		}
 		return nil
