@@ -52,7 +52,7 @@ func TestTransportConformance(t *testing.T) {
 		},
 		// Same-host pairs in shared memory (TCPOptions.Transport), with
 		// large messages read by CMA, or all of them through the ring.
-		"shm": shmWorld(func(rank int, o *TCPOptions) {}),
+		"shm":      shmWorld(func(rank int, o *TCPOptions) {}),
 		"shm-ring": shmWorld(func(rank int, o *TCPOptions) { o.noCMA = true }),
 		"shm-spin": shmWorld(func(rank int, o *TCPOptions) { o.Spin = time.Millisecond }),
 		// Ranks 0 and 1 on one host, the rest on another: shared memory
