@@ -317,7 +317,7 @@ func (a *Allocation) part(ctx context.Context, spec *job.Spec, emit func(*result
 // (per rank, as the worker's own mesh is), made by every rank together the
 // first time a launch names that link.
 func (a *Allocation) mesh(ctx context.Context, spec *job.Spec) (driver.Transport, error) {
-	link := spec.Link
+	link := spec.Link + "\x00" + spec.Transport
 	if tr, ok := a.meshes[link]; ok {
 		return tr, nil
 	}
@@ -328,6 +328,7 @@ func (a *Allocation) mesh(ctx context.Context, spec *job.Spec) (driver.Transport
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: a.Rank(), Size: a.Size(), Store: a.store, JobID: fmt.Sprintf("%s/mesh%d", a.jobID, len(a.meshes)), Token: a.token,
 		ListenHost: launch.ListenHost(a.getenv), ConnectTimeout: max(a.timeout, time.Minute), Link: shape, Spin: launch.Spin(a.getenv),
+		Transport: spec.Transport,
 	})
 	if err != nil {
 		return nil, err

@@ -64,6 +64,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 		Rank: sess.Rank(), Size: sess.Size() + servers, Store: sess.Store(), JobID: jobID, Token: token,
 		ListenHost: launch.ListenHost(getenv), ConnectTimeout: joinTimeout, Link: link, Spin: launch.Spin(getenv),
+		Transport: spec.Transport,
 	})
 	if err != nil {
 		return err
@@ -170,6 +171,7 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 		tr, err := transport.NewTCP(ctx, transport.TCPOptions{
 			Rank: spec.NP + index, Size: spec.NP + n, Store: store, JobID: jobID, Token: token,
 			ListenHost: host, ConnectTimeout: timeout, Link: link, Spin: launch.Spin(getenv),
+			Transport: spec.Transport,
 		})
 		if err != nil {
 			return fmt.Errorf("server %d: joining the job's mesh: %w", index, err)

@@ -298,8 +298,12 @@ func PointKey(r *results.Record) string {
 	if r.Point != "" {
 		return r.Point
 	}
-	return strings.Join([]string{r.Collective, r.Strategy, r.Peer, fmt.Sprintf("np=%d", r.NP),
+	k := strings.Join([]string{r.Collective, r.Strategy, r.Peer, fmt.Sprintf("np=%d", r.NP),
 		fmt.Sprintf("bytes=%d", r.Bytes), r.DType, r.Op, fmt.Sprintf("inplace=%t", r.InPlace), r.Link}, "/")
+	if t := results.TransportOf(r); t != "tcp" {
+		k += "/mesh=" + t // never the same point as over TCP
+	}
+	return k
 }
 
 // Compare compares the collective points of two run directories. It reads

@@ -61,13 +61,19 @@ func baseName(r *results.Record) string {
 const transportOption = "transport"
 
 // strategyName is the strategy with its transport where that is not the
-// default mesh: "ps", "ps/grpc". The transports of one algorithm are two
-// series, named apart wherever both ran.
+// default mesh: "ps", "ps/grpc"; and with what carried the mesh's
+// same-host pairs where that was not TCP: "ring/shm", "ring/auto". The
+// transports of one algorithm are two series, named apart wherever both
+// ran.
 func strategyName(r *results.Record) string {
+	name := r.Strategy
 	if t := r.Options[transportOption]; t != "" && t != "mesh" {
-		return r.Strategy + "/" + t
+		name += "/" + t
 	}
-	return r.Strategy
+	if t := results.TransportOf(r); t != "tcp" {
+		name += "/" + t
+	}
+	return name
 }
 
 // sectionKey holds what a plot must not mix: only points that agree on all
@@ -266,4 +272,18 @@ func trainLabeller(rs []*results.Record) func(*results.Record) string {
 		}
 		return name
 	}
+}
+
+// transportsOf lists the transports the collective records used, sorted.
+func transportsOf(recs []results.Record) []string {
+	var out []string
+	for i := range recs {
+		if r := &recs[i]; r.Kind == results.KindCollective && r.Peer == "" {
+			if t := results.TransportOf(r); !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

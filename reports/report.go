@@ -126,6 +126,11 @@ func (rp *report) writeEnv() error {
 	if env.Link != "" {
 		t.add("link shaping", env.Link)
 	}
+	if trs := transportsOf(rp.run.Records); len(trs) > 1 || len(trs) == 1 && trs[0] != "tcp" {
+		// Only where something other than TCP ran, which series
+		// names say too ("ring/shm").
+		t.add("transports", strings.Join(trs, ", ")+" (shm: shared memory within a host; auto: shm within a host, TCP across)")
+	}
 	t.add("started", env.StartedAt.UTC().Format(time.RFC3339))
 	if last := rp.run.Envs[len(rp.run.Envs)-1]; rp.run.Finished {
 		t.add("finished", fmt.Sprintf("%s (%s)", last.FinishedAt.UTC().Format(time.RFC3339),

@@ -27,20 +27,24 @@ type Record struct {
 	Env *Env `json:"env,omitempty"` // KindEnv only
 
 	// What was measured.
-	Collective string            `json:"collective,omitempty"`
-	Strategy   string            `json:"strategy,omitempty"`
-	Peer       string            `json:"peer,omitempty"` // "mpi", "gloo": a reference implementation, not distbench
-	NP         int               `json:"np,omitempty"`
-	Bytes      int64             `json:"bytes"`
-	Count      int64             `json:"count"`
-	DType      string            `json:"dtype,omitempty"`
-	Op         string            `json:"op,omitempty"`
-	Root       int               `json:"root"`
-	InPlace    bool              `json:"inplace"`
-	Link       string            `json:"link,omitempty"` // network shaping, "" for none
-	Options    map[string]string `json:"options,omitempty"`
-	Iters      int               `json:"iters,omitempty"`
-	Warmup     int               `json:"warmup,omitempty"`
+	Collective string `json:"collective,omitempty"`
+	Strategy   string `json:"strategy,omitempty"`
+	Peer       string `json:"peer,omitempty"` // "mpi", "gloo": a reference implementation, not distbench
+	NP         int    `json:"np,omitempty"`
+	Bytes      int64  `json:"bytes"`
+	Count      int64  `json:"count"`
+	DType      string `json:"dtype,omitempty"`
+	Op         string `json:"op,omitempty"`
+	Root       int    `json:"root"`
+	InPlace    bool   `json:"inplace"`
+	Link       string `json:"link,omitempty"` // network shaping, "" for none
+	// Transport is what carried same-host pairs' payloads: "tcp", "shm"
+	// (shared memory), or "auto" (shared memory within a host, TCP
+	// across). Empty in older files, which were all TCP; see TransportOf.
+	Transport string            `json:"transport,omitempty"`
+	Options   map[string]string `json:"options,omitempty"`
+	Iters     int               `json:"iters,omitempty"`
+	Warmup    int               `json:"warmup,omitempty"`
 	// Workload names what the point replays when it is not one of a sweep's
 	// sizes: "resnet20 DDP bucket" for one of the model's DDP gradient
 	// bucket sizes. Reports draw such points apart from the line through
@@ -200,4 +204,13 @@ type Env struct {
 	// that fixes it where there is one, so that a report does not call a
 	// run with parts left out complete.
 	LeftOut []string `json:"left_out,omitempty"`
+}
+
+// TransportOf is r's transport, "tcp" for records from before there was a
+// choice.
+func TransportOf(r *Record) string {
+	if r.Transport == "" {
+		return "tcp"
+	}
+	return r.Transport
 }

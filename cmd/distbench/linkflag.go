@@ -6,6 +6,11 @@ import (
 	"github.com/distbench/distbench/internal/transport"
 )
 
+// transportUsage is --transport's help.
+const transportUsage = "what carries the messages of ranks on one host: tcp (loopback TCP, every pair), " +
+	"auto (shared memory within a host, TCP across), or shm (shared memory; an error if a pair cannot use it). " +
+	"--link shapes TCP pairs only: to shape ranks on one host, keep tcp"
+
 // linkUsage is --link's help in the commands that run one launch.
 const linkUsage = "shape the ranks' NICs, repeatable: a default for every rank (10Gbit,25us, or a preset: 1g, 10g, 25g, 100g, lan, wan) " +
 	"and per-rank overrides (rank3=1Gbit), e.g. --link 10Gbit,25us --link rank3=1Gbit"

@@ -130,7 +130,7 @@ func (t *table) preamble(first *results.Record) {
 		}
 		fmt.Fprintf(t.w, " \n")
 	}
-	fmt.Fprintf(t.w, "# distbench: strategy %s, np %d", s.Strategy, s.NP)
+	fmt.Fprintf(t.w, "# distbench: strategy %s, np %d, transport %s", s.Strategy, s.NP, s.TransportName())
 	if s.Link != "" {
 		fmt.Fprintf(t.w, ", link %s", s.Link)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
 )
@@ -31,6 +32,7 @@ type runFlags struct {
 	np, root, iters, warmup   int
 	check                     checkCount
 	jsonPath, link, launcher  string
+	transport                 string
 	launcherArgs              []string
 	timeout                   time.Duration
 	opts                      []string
@@ -150,6 +152,7 @@ rank's figures.`,
 	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row), as sweep's results")
 	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.Var(newLinkValue(&f.link), "link", linkUsage)
+	fl.StringVar(&f.transport, "transport", transport.TransportTCP, transportUsage)
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
 	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)
@@ -314,8 +317,11 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := transport.CheckTransport(f.transport); err != nil {
+		return nil, fmt.Errorf("--transport: %w", err)
+	}
 	spec := &job.Spec{
-		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
+		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Transport: job.CanonicalTransport(f.transport), Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0, CheckRuns: f.check.n,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.

@@ -42,6 +42,8 @@ func TestRunBadInput(t *testing.T) {
 		{"malformed size", []string{"run", "-b", "4KB?"}, `--minbytes: malformed size "4KB?"`},
 		{"unknown collective", []string{"run", "--collective", "allreduse"}, `unknown collective "allreduse" (accepted: allgather, allreduce`},
 		{"bad link", []string{"run", "--link", "fast"}, "fast"},
+		{"unknown transport", []string{"run", "--transport", "udp"}, `--transport: unknown transport "udp" (accepted: auto, tcp, shm)`},
+		{"unknown sweep transport", []string{"sweep", "--transport", "tcp,udp", "--dry-run"}, `--transport: unknown transport "udp" (accepted: auto, tcp, shm)`},
 		{"bad option", []string{"run", "--opt", "chunk=huge"}, "chunk"},
 		{"unknown flag", []string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{"root out of range", []string{"run", "--collective", "broadcast", "--np", "2", "--root", "5"}, "root 5 out of range for np 2"},

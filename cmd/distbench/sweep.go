@@ -16,6 +16,7 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
 )
@@ -29,7 +30,7 @@ type sweepFlags struct {
 	noReport, dryRun, skipUnavail bool
 
 	strategies, colls, sizes, dtypes, ops, peers []string
-	links, opts                                  []string
+	links, opts, transports                      []string
 	nps                                          []int
 	minBytes, maxBytes, stepBytes, inplace       string
 	stepFactor                                   float64
@@ -43,7 +44,7 @@ type sweepFlags struct {
 // planFlags are the flags that describe a plan's collectives; any of them
 // makes the plan from flags instead of a file.
 var planFlags = []string{"strategy", "np", "collective", "minbytes", "maxbytes", "stepfactor", "stepbytes",
-	"sizes", "dtype", "op", "inplace", "link", "opt", "root"}
+	"sizes", "dtype", "op", "inplace", "link", "opt", "root", "transport"}
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &sweepFlags{}
@@ -112,6 +113,7 @@ func (f *sweepFlags) addPlanFlags(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.links, "link", nil, "network shape, repeatable, one launch each ('' = unshaped), e.g. --link '' --link 10Gbit,25us; "+
 		"per-rank overrides alone apply to every link: --link 10g --link rank3=1Gbit, or within one: --link '10g;rank3=1Gbit'")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
+	fl.StringSliceVar(&f.transports, "transport", nil, "transports, comma-separated, one launch each (default tcp): "+transportUsage)
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
 
 	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", plan.DefaultIters))
@@ -336,7 +338,12 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
 	b := plan.CollectiveBlock{
 		Strategies: f.strategies, NP: f.nps, Collectives: f.colls, DTypes: f.dtypes, Ops: f.ops,
-		InPlace: f.inplace, Links: f.links, Root: f.root,
+		InPlace: f.inplace, Links: f.links, Root: f.root, Transports: f.transports,
+	}
+	for _, tr := range f.transports {
+		if err := transport.CheckTransport(tr); err != nil {
+			return nil, fmt.Errorf("--transport: %w", err)
+		}
 	}
 	if len(f.sizes) > 0 {
 		b.Sizes.List = f.sizes

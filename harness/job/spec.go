@@ -20,10 +20,14 @@ type Spec struct {
 	NP       int               `json:"np"`
 	Options  map[string]string `json:"options,omitempty"`
 	Link     string            `json:"link,omitempty"` // network shaping, see transport.ParseRankLinks
-	Timeout  time.Duration     `json:"timeout"`        // per operation
-	Iters    int               `json:"iters"`
-	Warmup   int               `json:"warmup"`
-	Check    bool              `json:"check"`
+	// Transport is what carries the payloads of ranks on one host:
+	// "auto" or "shm" (shared memory; see transport.TCPOptions.Transport),
+	// or "" for TCP, which every spec before shared memory used.
+	Transport string        `json:"transport,omitempty"`
+	Timeout   time.Duration `json:"timeout"` // per operation
+	Iters     int           `json:"iters"`
+	Warmup    int           `json:"warmup"`
+	Check     bool          `json:"check"`
 	// CheckRuns is how many checked runs a point gets when Check is set
 	// (nccl-tests' -c N); 0 means 1.
 	CheckRuns int     `json:"check_runs,omitempty"`
@@ -59,6 +63,25 @@ func (s *Spec) LinkFor(rank int) (*transport.Link, error) {
 	return &l, nil
 }
 
+// TransportName is s's transport as results and reports name it: "tcp",
+// "auto" or "shm".
+func (s *Spec) TransportName() string {
+	if s.Transport == "" {
+		return transport.TransportTCP
+	}
+	return s.Transport
+}
+
+// CanonicalTransport is how a Spec holds the transport a user named: ""
+// for tcp, so that TCP points keep the ids they had before there was a
+// choice, and the name itself otherwise.
+func CanonicalTransport(name string) string {
+	if name == transport.TransportTCP {
+		return ""
+	}
+	return name
+}
+
 // Point is one measured configuration.
 type Point struct {
 	Collective string `json:"collective"`
@@ -84,6 +107,10 @@ func (s *Spec) PointID(p Point) string {
 	}
 	if s.Link != "" {
 		id += "/link=" + s.Link
+	}
+	if s.Transport != "" {
+		// Never the id of the same point over TCP: compare must not match them.
+		id += "/mesh=" + s.Transport
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		id += "/" + k + "=" + s.Options[k]
@@ -145,6 +172,11 @@ func (s *Spec) Validate() error {
 	}
 	if s.Timeout < MinTimeout {
 		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
+	}
+	if s.Transport != "" {
+		if err := transport.CheckTransport(s.Transport); err != nil {
+			return err
+		}
 	}
 	if s.Link != "" {
 		rl, err := transport.ParseRankLinks(s.Link)

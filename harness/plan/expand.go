@@ -191,6 +191,38 @@ func checkLinks(links []string, where string) ([]string, error) {
 	return out, nil
 }
 
+// linkTransport is the link and transport of one launch.
+type linkTransport struct{ link, transport string }
+
+// launchesOf is every link with every transport.
+func launchesOf(links, transports []string) []linkTransport {
+	var out []linkTransport
+	for _, l := range links {
+		for _, t := range transports {
+			out = append(out, linkTransport{l, t})
+		}
+	}
+	return out
+}
+
+// checkTransports validates a block's transports, in the form a Spec
+// holds them (job.CanonicalTransport); none is TCP.
+func checkTransports(names []string, where string) ([]string, error) {
+	if len(names) == 0 {
+		return []string{""}, nil
+	}
+	var out []string
+	for _, n := range names {
+		if err := transport.CheckTransport(n); err != nil {
+			return nil, fmt.Errorf("%s: transports: %w", where, err)
+		}
+		if c := job.CanonicalTransport(n); !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 func checkOptions(strategy string, opts map[string]string, where string) error {
 	st, _ := collective.Lookup(strategy)
 	if v, ok := st.(collective.OptionValidator); ok {
@@ -202,8 +234,8 @@ func checkOptions(strategy string, opts map[string]string, where string) error {
 }
 
 // group returns the launch for a key, creating it.
-func (x *expander) group(strategy string, np int, link string, opts map[string]string, iters, warmup int, skip string) *Group {
-	key := fmt.Sprintf("%s\x00%d\x00%s\x00%v\x00%d\x00%d", strategy, np, link, opts, iters, warmup)
+func (x *expander) group(strategy string, np int, link, tr string, opts map[string]string, iters, warmup int, skip string) *Group {
+	key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%v\x00%d\x00%d", strategy, np, link, tr, opts, iters, warmup)
 	if g, ok := x.specs[key]; ok {
 		return g
 	}
@@ -211,7 +243,7 @@ func (x *expander) group(strategy string, np int, link string, opts map[string]s
 		opts = nil
 	}
 	g := &Group{Skip: skip, Spec: &job.Spec{
-		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Timeout: x.plan.Timeout,
+		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Transport: tr, Timeout: x.plan.Timeout,
 		Iters: iters, Warmup: warmup, Check: *x.plan.Check, KeepSamples: true, TimeBudget: x.plan.TimeBudget,
 	}}
 	x.specs[key] = g
@@ -240,11 +272,14 @@ func (x *expander) add(g *Group, p job.Point, about string) {
 	if s.Link != "" {
 		desc += " link=" + s.Link
 	}
+	if s.Transport != "" {
+		desc += " mesh=" + s.Transport
+	}
 	if about != "" {
 		desc += " (" + about + ")"
 	}
 	g.Points = append(g.Points, PlannedPoint{ID: id, Desc: desc, Record: *rec})
-	if p.Collective == "allreduce" && rec.DType == "float32" && rec.Op == "sum" && s.Link == "" && rec.Bytes > 0 {
+	if p.Collective == "allreduce" && rec.DType == "float32" && rec.Op == "sum" && s.Link == "" && s.Transport == "" && rec.Bytes > 0 {
 		if x.allreduce == nil {
 			x.allreduce = map[int][]int64{}
 		}
@@ -319,6 +354,10 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 	if err != nil {
 		return err
 	}
+	transports, err := checkTransports(b.Transports, where)
+	if err != nil {
+		return err
+	}
 	iters, warmup := x.plan.Iters, *x.plan.Warmup
 	if b.Iters != 0 {
 		iters = b.Iters
@@ -343,8 +382,8 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 			continue
 		}
 		for _, np := range b.NP {
-			for _, link := range links {
-				g := x.group(st, np, link, b.Options, iters, warmup, why[st])
+			for _, lt := range launchesOf(links, transports) {
+				g := x.group(st, np, lt.link, lt.transport, b.Options, iters, warmup, why[st])
 				for _, c := range b.Collectives {
 					for _, dt := range dts {
 						for _, op := range ops {

@@ -101,18 +101,21 @@ func (c *RoundCount) UnmarshalYAML(n *yaml.Node) error {
 // CollectiveBlock is strategies × np × links × collectives × dtypes × ops ×
 // sizes × in-place forms.
 type CollectiveBlock struct {
-	Strategies  []string          `yaml:"strategies"`
-	NP          []int             `yaml:"np"`
-	Collectives []string          `yaml:"collectives"`
-	Sizes       Sizes             `yaml:"sizes"`
-	DTypes      []string          `yaml:"dtypes,omitempty"`  // default float32
-	Ops         []string          `yaml:"ops,omitempty"`     // default sum
-	InPlace     string            `yaml:"inplace,omitempty"` // in, out or both; default in
-	Links       []string          `yaml:"links,omitempty"`   // "" is unshaped; default [""]
-	Options     map[string]string `yaml:"options,omitempty"` // strategy options
-	Root        int               `yaml:"root,omitempty"`
-	Iters       int               `yaml:"iters,omitempty" zero:"the plan's iters"`
-	Warmup      *int              `yaml:"warmup,omitempty"`
+	Strategies  []string `yaml:"strategies"`
+	NP          []int    `yaml:"np"`
+	Collectives []string `yaml:"collectives"`
+	Sizes       Sizes    `yaml:"sizes"`
+	DTypes      []string `yaml:"dtypes,omitempty"`  // default float32
+	Ops         []string `yaml:"ops,omitempty"`     // default sum
+	InPlace     string   `yaml:"inplace,omitempty"` // in, out or both; default in
+	Links       []string `yaml:"links,omitempty"`   // "" is unshaped; default [""]
+	// Transports: what carries same-host pairs, one launch each: tcp,
+	// auto (shared memory within a host, TCP across) or shm; default [tcp].
+	Transports []string          `yaml:"transports,omitempty"`
+	Options    map[string]string `yaml:"options,omitempty"` // strategy options
+	Root       int               `yaml:"root,omitempty"`
+	Iters      int               `yaml:"iters,omitempty" zero:"the plan's iters"`
+	Warmup     *int              `yaml:"warmup,omitempty"`
 
 	about string // what the points replay, for progress lines and Record.Workload
 }

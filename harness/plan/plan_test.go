@@ -79,10 +79,19 @@ func TestDefaultPlan(t *testing.T) {
 			t.Errorf("strategy %s is missing from the default plan", s)
 		}
 	}
-	// Every strategy at both world sizes, and the parameter server over
-	// gRPC at np 2 beside it.
-	if collectives != 2*len(got)+1 {
-		t.Errorf("%d launches for %d strategies × 2 world sizes and ps/grpc at np 2", collectives, len(got))
+	// Every strategy at both world sizes, the parameter server over gRPC
+	// at np 2 beside it, and ring and tree at np 2 in shared memory too.
+	if collectives != 2*len(got)+1+2 {
+		t.Errorf("%d launches for %d strategies × 2 world sizes, ps/grpc at np 2 and ring and tree over shm at np 2", collectives, len(got))
+	}
+	shm := 0
+	for _, g := range exp.Groups {
+		if g.Spec != nil && g.Spec.Transport == "shm" && g.Spec.NP == 2 {
+			shm++
+		}
+	}
+	if shm != 2 {
+		t.Errorf("%d launches over shared memory, want ring and tree at np 2", shm)
 	}
 	ids := exp.IDs()
 	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {

@@ -56,7 +56,7 @@ func (t *TCP) setupShm(ctx context.Context) error {
 			if t.o.Rank < p.rank {
 				l, err = t.createPair(ctx, p, jobTag)
 			} else {
-				l, err = t.openPair(ctx, p)
+				l, err = t.openPair(ctx, p, jobTag)
 			}
 			if err == nil {
 				p.shm = l
@@ -90,14 +90,16 @@ func (t *TCP) setupShm(ctx context.Context) error {
 // whether they share memory: the mesh cannot go on, even under "auto".
 type shmFatal struct{ error }
 
-func (t *TCP) shmKey(p *peer) string {
+// shmKey is where a pair agrees on its segment; the job tag keeps the
+// meshes of one store (an allocation's, one per link) apart.
+func (t *TCP) shmKey(p *peer, jobTag string) string {
 	lo, hi := min(t.o.Rank, p.rank), max(t.o.Rank, p.rank)
-	return fmt.Sprintf("%sshm/%d-%d", t.o.KeyPrefix, lo, hi)
+	return fmt.Sprintf("%sshm/%s/%d-%d", t.o.KeyPrefix, jobTag, lo, hi)
 }
 
 // createPair is the lower rank's side.
 func (t *TCP) createPair(ctx context.Context, p *peer, jobTag string) (*shmLink, error) {
-	key := t.shmKey(p)
+	key := t.shmKey(p, jobTag)
 	seg, path, err := createSegment(jobTag, t.o.Rank, p.rank)
 	if err != nil {
 		if serr := t.o.Store.Set(ctx, key, []byte("!"+err.Error())); serr != nil {
@@ -127,8 +129,8 @@ func (t *TCP) createPair(ctx context.Context, p *peer, jobTag string) (*shmLink,
 }
 
 // openPair is the higher rank's side.
-func (t *TCP) openPair(ctx context.Context, p *peer) (*shmLink, error) {
-	key := t.shmKey(p)
+func (t *TCP) openPair(ctx context.Context, p *peer, jobTag string) (*shmLink, error) {
+	key := t.shmKey(p, jobTag)
 	v, err := t.o.Store.Get(ctx, key)
 	if err != nil {
 		return nil, shmFatal{fmt.Errorf("waiting for the segment's name: %w", err)}
