@@ -19,12 +19,21 @@ import (
 	"github.com/distbench/distbench/collective"
 )
 
-// shmCMAThreshold: a message this large goes by a single copy, the
-// receiver reading it out of the sender's memory with process_vm_readv
-// (as Open MPI's vader does with CMA), instead of being copied into the
-// ring and out again. Below it the two copies cost less than the system
-// call and the sender's wait for the receiver.
-const shmCMAThreshold = 64 << 10
+// The single-copy path, CMA: a message of at least DISTBENCH_SHM_CMA bytes
+// is read by the receiver straight out of the sender's memory with
+// process_vm_readv (as Open MPI's vader does), instead of being copied into
+// the ring and out again; the sender waits for the receiver's read. It is
+// off by default, because it measured slower than the ring at every size
+// (np 2 ring allreduce, 2-core VM, bench/shm-vs-vader.sh and
+// DISTBENCH_SHM_CMA=65536 distbench run --transport shm): at 1 MiB 200-300
+// µs against 165-225 µs, at 16 MiB with 4 MiB chunks 6.5-12.7 ms against
+// 1.6-2.0 ms. Pinning the sender's pages costs more than the copy it
+// saves, and a synchronous send stalls the pipeline that the ring keeps
+// full.
+const shmEnvCMA = "DISTBENCH_SHM_CMA"
+
+// shmCMATest is the CMA threshold of tests that exercise it.
+const shmCMATest = 64 << 10
 
 // shmPiece is how much a sender copies into the ring before it publishes
 // it, so that a large message's receiver starts while the rest is copied.
@@ -47,6 +56,7 @@ type shmLink struct {
 	out, in *ring
 	peerPid int
 	wt      waiter
+	cmaFrom uint64 // send by CMA from this size on; 0: never
 
 	// wmu is the sending side's lock, a channel so that waiting for it
 	// honours a context. Shutdown takes it for good before unmapping, so a
@@ -66,6 +76,7 @@ func newShmLink(t *TCP, p *peer, seg *segment, side int) *shmLink {
 		out: &seg.ring[side], in: &seg.ring[1-side],
 		peerPid: int(seg.hdr.pid[1-side].Load()),
 		wt:      waiter{spin: t.o.Spin},
+		cmaFrom: uint64(t.cmaFrom()),
 		wmu:     make(chan struct{}, 1),
 		exited:  make(chan struct{}),
 	}
@@ -122,7 +133,7 @@ func (l *shmLink) send(ctx context.Context, tag uint64, data []byte, start time.
 	r := l.out
 	head := r.ctl.head.Load()
 	n := uint64(len(data))
-	if n >= shmCMAThreshold && l.seg.hdr.cma[l.side].Load() == 1 {
+	if l.cmaFrom > 0 && n >= l.cmaFrom && l.seg.hdr.cma[l.side].Load() == 1 {
 		if err := l.space(head, shmFrame, stop); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -160,12 +161,24 @@ func (t *TCP) openPair(ctx context.Context, p *peer, jobTag string) (*shmLink, e
 	return newShmLink(t, p, seg, 1), nil
 }
 
-// shmNoCMA turns off the single-copy path (tests, and measuring the ring
-// alone: DISTBENCH_SHM_CMA=0).
-var shmNoCMA = os.Getenv("DISTBENCH_SHM_CMA") == "0"
+// cmaFrom is the size from which messages go by CMA, 0 for never:
+// TCPOptions' in tests, else DISTBENCH_SHM_CMA's (bytes; unset, 0 or off:
+// never). See shmEnvCMA for why never is the default.
+func (t *TCP) cmaFrom() int {
+	if t.o.cmaFrom != 0 {
+		return max(t.o.cmaFrom, 0)
+	}
+	n, err := strconv.Atoi(os.Getenv(shmEnvCMA))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
 
+// cmaVerdict is whether this rank, a consumer, reads its producer's memory
+// by CMA: only if it would send by CMA itself, and the kernel lets it.
 func (t *TCP) cmaVerdict(pid int, addr uint64) uint32 {
-	if !shmNoCMA && !t.o.noCMA && pid > 0 && canReadPeer(pid, addr) {
+	if t.cmaFrom() > 0 && pid > 0 && canReadPeer(pid, addr) {
 		return 1
 	}
 	return 2

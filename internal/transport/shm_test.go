@@ -41,10 +41,14 @@ func leftovers(t *testing.T, pids ...int) []string {
 // arrive intact in shared memory, posted before or after they arrive, from
 // several senders at once, through the ring alone or by CMA.
 func TestShmMessageSizes(t *testing.T) {
-	sizes := []int{0, 1, 63, 64, 65, 4096, shmCMAThreshold - 1, shmCMAThreshold, shmRingSize - 1, shmRingSize + 1, 3*shmRingSize + 7}
+	sizes := []int{0, 1, 63, 64, 65, 4096, shmCMATest - 1, shmCMATest, shmRingSize - 1, shmRingSize + 1, 3*shmRingSize + 7}
 	for _, ring := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ring only %v", ring), func(t *testing.T) {
-			m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.noCMA = TransportShm, "h", ring })
+			cma := shmCMATest
+			if ring {
+				cma = -1
+			}
+			m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.cmaFrom = TransportShm, "h", cma })
 			ctx := ctxFor(t, 60*time.Second)
 			if !ring && m.ts[0].peers[1].shm.seg.hdr.cma[0].Load() != 1 {
 				t.Log("process_vm_readv is not allowed here: large messages go through the ring")
@@ -126,7 +130,7 @@ func TestShmGracefulClose(t *testing.T) {
 // A send that the receiver's ring cannot take in time fails at its
 // deadline, naming the peer.
 func TestShmSendDeadline(t *testing.T) {
-	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.noCMA = TransportShm, "h", true })
+	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.cmaFrom = TransportShm, "h", -1 })
 	// Stop rank 1's reader from draining the ring: our own link's stop
 	// flag is what its reader checks.
 	m.ts[1].peers[0].shm.stopped.Store(true)
@@ -192,6 +196,7 @@ func TestShmSweepStale(t *testing.T) {
 // process made is left in /dev/shm (segments are unlinked as soon as both
 // ends have mapped them).
 func TestShmKilledPeerLeavesNothing(t *testing.T) {
+	t.Setenv(shmEnvCMA, fmt.Sprint(shmCMATest)) // both processes, CMA on
 	l := liveness{heartbeat: 100 * time.Millisecond, peer: 2 * time.Second, probe: 4 * time.Second}
 	pp := startPeerProcessOver(t, l, l, TransportAuto)
 	if pp.tr.PathTo(1) != TransportShm {

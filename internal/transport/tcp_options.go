@@ -103,8 +103,9 @@ type TCPOptions struct {
 
 	// clock, in tests, is the link shaper's virtual time; nil is real time.
 	clock clock
-	// noCMA, in tests, keeps every shared-memory message in the ring.
-	noCMA bool
+	// cmaFrom, in tests, sends shared-memory messages of this many bytes
+	// or more by CMA; negative: never; 0: as DISTBENCH_SHM_CMA says.
+	cmaFrom int
 }
 
 // What TCPOptions.Transport accepts.
