@@ -298,12 +298,8 @@ func PointKey(r *results.Record) string {
 	if r.Point != "" {
 		return r.Point
 	}
-	k := strings.Join([]string{r.Collective, r.Strategy, r.Peer, fmt.Sprintf("np=%d", r.NP),
-		fmt.Sprintf("bytes=%d", r.Bytes), r.DType, r.Op, fmt.Sprintf("inplace=%t", r.InPlace), r.Link}, "/")
-	if t := results.TransportOf(r); t != "tcp" {
-		k += "/mesh=" + t // never the same point as over TCP
-	}
-	return k
+	return strings.Join([]string{r.Collective, r.Strategy, r.Peer, fmt.Sprintf("np=%d", r.NP),
+		fmt.Sprintf("bytes=%d", r.Bytes), r.DType, r.Op, fmt.Sprintf("inplace=%t", r.InPlace), r.Link}, "/") + meshSegment(r)
 }
 
 // Compare compares the collective points of two run directories. It reads

@@ -287,3 +287,13 @@ func transportsOf(recs []results.Record) []string {
 	slices.Sort(out)
 	return out
 }
+
+// meshSegment is the part of a point key that says what carried the mesh
+// when it was not TCP ("/mesh=shm", as job.Spec.PointID writes it), so that
+// a point over shared memory is never matched with the same over TCP.
+func meshSegment(r *results.Record) string {
+	if t := results.TransportOf(r); t != "tcp" {
+		return "/mesh=" + t
+	}
+	return ""
+}

@@ -209,6 +209,9 @@ func conformReduce(t *testing.T, trs []driver.Transport) {
 	}
 }
 
+// shmCMATest is the CMA threshold of tests that exercise it.
+const shmCMATest = 64 << 10
+
 // shmWorld is a TCP mesh with Transport auto, tweaked.
 func shmWorld(tweak func(rank int, o *TCPOptions)) func(t *testing.T, n int) []driver.Transport {
 	return func(t *testing.T, n int) []driver.Transport {

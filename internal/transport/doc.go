@@ -1,7 +1,8 @@
 // Package transport moves tagged messages between the ranks of one job. It
 // implements driver.Transport twice: over TCP between processes ([TCP],
-// the mesh distbench measures), and in memory between goroutines ([Mem], for
-// unit tests, with seeded delays to shake out ordering bugs).
+// the mesh distbench measures, with shared memory for ranks on one host
+// when asked), and in memory between goroutines ([Mem], for unit tests,
+// with seeded delays to shake out ordering bugs).
 //
 // Both share one matching engine, [Mailbox]: per source rank, messages are
 // matched to receives by tag in FIFO order. A receive posted before its
@@ -82,6 +83,46 @@
 // the reader never waits for the write lock. The message path pays for this
 // with a clock reading it makes anyway and a few atomic stores, no lock nor
 // allocation.
+//
+// # Shared memory within a host
+//
+// With TCPOptions.Transport "auto" (or "shm", which fails the mesh when a
+// pair cannot share memory), ranks that published the same host identity
+// (driver.Topology) carry their payloads through shared memory, beside TCP
+// in the same mesh. Once the mesh has formed, the lower rank of each such
+// pair creates a segment in /dev/shm and publishes its name in the store;
+// the higher maps it and unlinks it at once, and the lower unlinks it too,
+// so that nothing stays in /dev/shm however either process ends later,
+// kill -9 included. (A process killed in the moment between creating a
+// segment and its peer's mapping it leaves that one behind; segment names
+// carry the creator's pid, and the next job on the host removes those of
+// dead creators.) A pair that cannot map the segment stays on TCP.
+//
+// A segment holds two single-producer single-consumer rings, one per
+// direction, each a byte stream of 64-byte frame headers and payloads,
+// with head and tail counters on cache lines of their own. A sender copies
+// its message into the ring and publishes it a piece at a time, so the
+// receiver starts before the sender has finished, and returns as soon as
+// the message is in the ring (a message larger than the ring streams
+// through it). One reader goroutine per peer matches frames to receives
+// through the same Mailbox as TCP's readers: into a posted receive's
+// buffer, reduced straight out of the ring for PostRecvReduce, or into the
+// unexpected queue. Waiters poll without system calls while
+// TCPOptions.Spin allows (the launcher sets it only when every process has
+// a core), then park on a futex on the counter they wait for; the other
+// end wakes them only when a flag says one is parked. A single-copy path,
+// the receiver reading a large message out of the sender's memory with
+// process_vm_readv as Open MPI's vader does, is there but off unless
+// DISTBENCH_SHM_CMA names a threshold: it measured slower than the ring
+// here (see shmEnvCMA).
+//
+// The pair's TCP connection stays, for control: heartbeats and liveness,
+// wait queries, goodbye and abort. A peer that dies (its connection ends)
+// or says goodbye fails its receives once its ring is drained, so that
+// messages sent before a Close are still delivered; a send that waits for
+// room in the ring honours its deadline and the peer's failure. Link
+// shaping applies to TCP pairs only: a shaped link models the network
+// between hosts, and "tcp" shapes every pair.
 //
 // # Link shaping
 //

@@ -32,9 +32,6 @@ import (
 // full.
 const shmEnvCMA = "DISTBENCH_SHM_CMA"
 
-// shmCMATest is the CMA threshold of tests that exercise it.
-const shmCMATest = 64 << 10
-
 // shmPiece is how much a sender copies into the ring before it publishes
 // it, so that a large message's receiver starts while the rest is copied.
 const shmPiece = 64 << 10
@@ -99,7 +96,7 @@ func align(n uint64) uint64 { return (n + shmFrame - 1) &^ (shmFrame - 1) }
 // send writes one message; the caller has checked the peer and set the
 // wait-query state. It returns once the receiver may no longer need data:
 // at once for a message in the ring, after the receiver's read for CMA.
-func (l *shmLink) send(ctx context.Context, tag uint64, data []byte, start time.Time) error {
+func (l *shmLink) send(ctx context.Context, tag uint64, data []byte, start, deadline time.Time) error {
 	select {
 	case l.wmu <- struct{}{}:
 	default:
@@ -119,7 +116,7 @@ func (l *shmLink) send(ctx context.Context, tag uint64, data []byte, start time.
 		if err := l.t.sendErr(l.p); err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
 			return l.sendCtxErr(ctx, start, tag, len(data))
 		}
 		return nil
@@ -185,7 +182,7 @@ func (l *shmLink) send(ctx context.Context, tag uint64, data []byte, start time.
 }
 
 func (l *shmLink) sendCtxErr(ctx context.Context, start time.Time, tag uint64, size int) error {
-	if ctx.Err() == context.DeadlineExceeded {
+	if ctx.Err() == context.DeadlineExceeded || ctx.Err() == nil {
 		return &collective.TimeoutError{After: time.Since(start), Waiting: fmt.Sprintf("%s to take %d bytes (tag %d) from shared memory", l.p.describe(), size, tag)}
 	}
 	return fmt.Errorf("sending %d bytes (tag %d) to %s: %w", size, tag, l.p.describe(), ctx.Err())

@@ -13,7 +13,7 @@ const ShmSupported = false
 
 type shmLink struct{}
 
-func (l *shmLink) send(context.Context, uint64, []byte, time.Time) error { return nil }
-func (l *shmLink) peerGone(error)                                        {}
-func (t *TCP) setupShm(context.Context) error                            { return nil }
-func (t *TCP) stopShm(time.Time)                                         {}
+func (l *shmLink) send(context.Context, uint64, []byte, time.Time, time.Time) error { return nil }
+func (l *shmLink) peerGone(error)                                                   {}
+func (t *TCP) setupShm(context.Context) error                                       { return nil }
+func (t *TCP) stopShm(time.Time)                                                    {}
