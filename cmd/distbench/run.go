@@ -317,8 +317,10 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := transport.CheckTransport(f.transport); err != nil {
-		return nil, fmt.Errorf("--transport: %w", err)
+	if f.transport != "" { // "" from callers that build runFlags themselves: tcp
+		if err := transport.CheckTransport(f.transport); err != nil {
+			return nil, fmt.Errorf("--transport: %w", err)
+		}
 	}
 	spec := &job.Spec{
 		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Transport: job.CanonicalTransport(f.transport), Timeout: f.timeout,

@@ -53,7 +53,7 @@ func TestTransportConformance(t *testing.T) {
 		// Same-host pairs in shared memory (TCPOptions.Transport), every
 		// message through the ring, or large ones read by CMA.
 		"shm":      shmWorld(func(rank int, o *TCPOptions) {}),
-		"shm-cma": shmWorld(func(rank int, o *TCPOptions) { o.cmaFrom = shmCMATest }),
+		"shm-cma":  shmWorld(func(rank int, o *TCPOptions) { o.cmaFrom = shmCMATest }),
 		"shm-spin": shmWorld(func(rank int, o *TCPOptions) { o.Spin = time.Millisecond }),
 		// Ranks 0 and 1 on one host, the rest on another: shared memory
 		// and TCP in one mesh.
