@@ -251,6 +251,9 @@ type waiter struct {
 // message is for run first, and cost no system call.
 const shmEagerPolls = 8
 
+// shmPollsPerYield is how many polls a spinning waiter makes between yields.
+const shmPollsPerYield = 16
+
 // await returns nil once ready holds, or stop's error. w is the futex word
 // whose change ready waits for, flag the parked flag its other end reads.
 func (wt *waiter) await(w *uint32, flag *atomic.Uint32, ready func() bool, stop func() error) error {
@@ -279,6 +282,14 @@ func (wt *waiter) await(w *uint32, flag *atomic.Uint32, ready func() bool, stop 
 				spinning = now.Before(until)
 			}
 			if spinning {
+				// A few polls between yields: Gosched takes the
+				// scheduler's lock, which costs more than a poll, and a
+				// goroutine that this one readied runs at the first.
+				for range shmPollsPerYield {
+					if ready() {
+						return nil
+					}
+				}
 				runtime.Gosched()
 				continue
 			}
