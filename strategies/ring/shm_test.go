@@ -2,6 +2,7 @@ package ring_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,11 @@ import (
 // memory (transport "shm", all ranks on one host); the test's cleanup
 // closes them.
 func shmWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
+	return meshWorld(t, n, opts, transport.TransportShm, func(int) string { return "one-host" })
+}
+
+// meshWorld is shmWorld with a transport and each rank's host of its own.
+func meshWorld(t testing.TB, n int, opts map[string]string, tr string, host func(rank int) string) []collective.Comm {
 	store := rendezvous.NewMemStore()
 	comms := make([]collective.Comm, n)
 	errs := make([]error, n)
@@ -24,7 +30,7 @@ func shmWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
 		wg.Go(func() {
 			tr, err := transport.NewTCP(context.Background(), transport.TCPOptions{
 				Rank: r, Size: n, Store: store, JobID: "ring-shm", Token: []byte("ring-shm"),
-				ConnectTimeout: 30 * time.Second, Transport: transport.TransportShm, HostID: "one-host",
+				ConnectTimeout: 30 * time.Second, Transport: tr, HostID: host(r),
 			})
 			if err != nil {
 				errs[r] = err
@@ -61,4 +67,12 @@ func TestConformanceShm(t *testing.T) {
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
 		return shmWorld(t, n, map[string]string{"chunk": "64KiB"})
 	}, collectivetest.Options{Short: true, WorldSizes: []int{1, 2, 3, 4, 5}})
+}
+
+// Ranks on two hosts under "auto": shared memory within each, TCP between,
+// in one mesh.
+func TestConformanceShmMixed(t *testing.T) {
+	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+		return meshWorld(t, n, map[string]string{"chunk": "64KiB"}, transport.TransportAuto, func(r int) string { return fmt.Sprint("host", r%2) })
+	}, collectivetest.Options{Short: true, WorldSizes: []int{3, 4, 5}})
 }
