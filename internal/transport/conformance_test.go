@@ -55,6 +55,8 @@ func TestTransportConformance(t *testing.T) {
 		"shm":      shmWorld(func(rank int, o *TCPOptions) {}),
 		"shm-cma":  shmWorld(func(rank int, o *TCPOptions) { o.cmaFrom = shmCMATest }),
 		"shm-spin": shmWorld(func(rank int, o *TCPOptions) { o.Spin = time.Millisecond }),
+		// The smallest rings, those of a host crowded with ranks.
+		"shm-small": shmWorld(func(rank int, o *TCPOptions) { o.ringSize = 16 << 10 }),
 		// Ranks 0 and 1 on one host, the rest on another: shared memory
 		// and TCP in one mesh.
 		"shm-mixed": shmWorld(func(rank int, o *TCPOptions) { o.HostID = fmt.Sprint("host", min(rank, 2)/2) }),

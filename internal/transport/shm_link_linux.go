@@ -54,6 +54,7 @@ type shmLink struct {
 	peerPid int
 	wt      waiter
 	cmaFrom uint64 // send by CMA from this size on; 0: never
+	piece   uint64 // what a sender copies before it publishes: shmPiece, or half a small ring
 
 	// wmu is the sending side's lock, a channel so that waiting for it
 	// honours a context. Shutdown takes it for good before unmapping, so a
@@ -74,6 +75,7 @@ func newShmLink(t *TCP, p *peer, seg *segment, side int) *shmLink {
 		peerPid: int(seg.hdr.pid[1-side].Load()),
 		wt:      waiter{spin: t.o.Spin},
 		cmaFrom: uint64(t.cmaFrom()),
+		piece:   min(shmPiece, seg.ring[0].size/2),
 		wmu:     make(chan struct{}, 1),
 		exited:  make(chan struct{}),
 	}
@@ -150,30 +152,30 @@ func (l *shmLink) send(ctx context.Context, tag uint64, data []byte, start, dead
 		}
 		return err
 	}
-	if err := l.space(head, shmFrame+min(align(n), shmPiece), stop); err != nil {
+	if err := l.space(head, shmFrame+min(align(n), l.piece), stop); err != nil {
 		return err
 	}
 	putFrame(r.data[head&r.mask:], shmKindData, tag, n, 0)
 	pos := head + shmFrame
 	end := pos + align(n)
 	for off := uint64(0); pos < end; {
-		free := shmRingSize - (pos - r.ctl.tail.Load())
+		free := r.size - (pos - r.ctl.tail.Load())
 		if free == 0 {
 			l.publish(pos)
-			if err := l.space(pos, min(end-pos, shmPiece), stop); err != nil {
+			if err := l.space(pos, min(end-pos, l.piece), stop); err != nil {
 				// A frame cut short breaks the ring for good.
 				l.p.setErr(l.p.peerErr(fmt.Errorf("a send of %d bytes (tag %d) stopped after %d bytes: %v", n, tag, off, err)))
 				return err
 			}
 			continue
 		}
-		c := min(end-pos, free, shmRingSize-pos&r.mask, shmPiece)
+		c := min(end-pos, free, r.size-pos&r.mask, l.piece)
 		if off < n {
 			copy(r.data[pos&r.mask:pos&r.mask+c], data[off:min(off+c, n)])
 		}
 		off += c
 		pos += c
-		if off < n && pos < end && c == shmPiece {
+		if off < n && pos < end && c == l.piece {
 			l.publish(pos)
 		}
 	}
@@ -191,7 +193,8 @@ func (l *shmLink) sendCtxErr(ctx context.Context, start time.Time, tag uint64, s
 // space waits until the ring has room for n bytes after pos.
 func (l *shmLink) space(pos, n uint64, stop func() error) error {
 	c := l.out.ctl
-	return l.wt.await(lo32(&c.tail), &c.wwait, func() bool { return shmRingSize-(pos-c.tail.Load()) >= n }, stop)
+	size := l.out.size
+	return l.wt.await(lo32(&c.tail), &c.wwait, func() bool { return size-(pos-c.tail.Load()) >= n }, stop)
 }
 
 func (l *shmLink) publish(head uint64) {
@@ -338,7 +341,7 @@ func (l *shmLink) drain(size, elem int, fn func(off int, b []byte)) error {
 		}
 		raceReceived()
 		have := r.ctl.head.Load() - tail
-		c := min(uint64(size-off), have, shmRingSize-tail&r.mask)
+		c := min(uint64(size-off), have, r.size-tail&r.mask)
 		c -= c % uint64(elem)
 		at := tail & r.mask
 		fn(off, r.data[at:at+c])

@@ -30,15 +30,38 @@ const shmPrefix = "distbench-shm."
 
 // shmRingSize is each direction's ring: big enough that a sender of a
 // medium message runs ahead of its receiver, small enough to stay in the
-// last-level cache of a small machine. Larger messages go by CMA.
+// last-level cache of a small machine (4 MiB measured slower at 16 MiB).
+// A host of many ranks gets smaller rings (ringSizeFor): every pair has
+// its own, in memory the kernel cannot page out.
 const shmRingSize = 1 << 20
 
+// shmHostBudget bounds the rings of one host's pairs together, down to
+// shmMinRing a ring: a job of more than about 180 ranks on one host goes
+// over it.
 const (
-	shmMagic     = 0x6873686d62747364 // "dstbmhsh"
-	shmHeader    = 4096               // segment header page
-	shmCtl       = 4096               // a direction's control page
-	shmFrame     = 64                 // a frame header in a ring; frames start 64-byte aligned
-	shmSegLen    = shmHeader + 2*(shmCtl+shmRingSize)
+	shmHostBudget = 1 << 30
+	shmMinRing    = 16 << 10
+)
+
+// ringSizeFor is the ring size of a pair on a host of k ranks: the largest
+// power of two up to shmRingSize that keeps all its pairs' rings within
+// shmHostBudget, and at least shmMinRing.
+func ringSizeFor(k int) uint64 {
+	pairs := uint64(max(1, k*(k-1)/2))
+	size := uint64(shmRingSize)
+	for size > shmMinRing && 2*size*pairs > shmHostBudget {
+		size /= 2
+	}
+	return size
+}
+
+func segLen(ringSize uint64) int { return shmHeader + 2*(shmCtl+int(ringSize)) }
+
+const (
+	shmMagic     = 0x6873686d62747364     // "dstbmhsh"
+	shmHeader    = 4096                   // segment header page
+	shmCtl       = 4096                   // a direction's control page
+	shmFrame     = 64                     // a frame header in a ring; frames start 64-byte aligned
 	shmParkSlice = 100 * time.Millisecond // a parked waiter looks at its stop condition this often
 )
 
@@ -75,6 +98,7 @@ type ringCtl struct {
 type ring struct {
 	ctl  *ringCtl
 	data []byte
+	size uint64 // a power of two
 	mask uint64
 }
 
@@ -85,18 +109,19 @@ type segment struct {
 	ring [2]ring // 0: lo to hi, 1: hi to lo
 }
 
-func mapSegment(f *os.File) (*segment, error) {
-	mem, err := unix.Mmap(int(f.Fd()), 0, shmSegLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+func mapSegment(f *os.File, ringSize uint64) (*segment, error) {
+	mem, err := unix.Mmap(int(f.Fd()), 0, segLen(ringSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmap %s: %w", f.Name(), err)
 	}
 	s := &segment{mem: mem, hdr: (*segHeader)(unsafe.Pointer(&mem[0]))}
 	for d := range 2 {
-		off := shmHeader + d*(shmCtl+shmRingSize)
+		off := shmHeader + d*(shmCtl+int(ringSize))
 		s.ring[d] = ring{
 			ctl:  (*ringCtl)(unsafe.Pointer(&mem[off])),
-			data: mem[off+shmCtl : off+shmCtl+shmRingSize],
-			mask: shmRingSize - 1,
+			data: mem[off+shmCtl : off+shmCtl+int(ringSize)],
+			size: ringSize,
+			mask: ringSize - 1,
 		}
 	}
 	return s, nil
@@ -110,7 +135,7 @@ func (s *segment) unmap() {
 }
 
 // createSegment makes, sizes and maps a new segment for the pair lo-hi.
-func createSegment(jobTag string, lo, hi int) (*segment, string, error) {
+func createSegment(jobTag string, lo, hi int, ringSize uint64) (*segment, string, error) {
 	var rnd [8]byte
 	if _, err := unix.Getrandom(rnd[:], 0); err != nil {
 		return nil, "", err
@@ -122,16 +147,16 @@ func createSegment(jobTag string, lo, hi int) (*segment, string, error) {
 		return nil, "", err
 	}
 	defer f.Close()
-	if err := f.Truncate(shmSegLen); err != nil {
+	if err := f.Truncate(int64(segLen(ringSize))); err != nil {
 		os.Remove(path)
 		return nil, "", err
 	}
-	s, err := mapSegment(f)
+	s, err := mapSegment(f, ringSize)
 	if err != nil {
 		os.Remove(path)
 		return nil, "", err
 	}
-	s.hdr.magic, s.hdr.ringSize = shmMagic, shmRingSize
+	s.hdr.magic, s.hdr.ringSize = shmMagic, ringSize
 	return s, path, nil
 }
 
@@ -145,14 +170,20 @@ func openSegment(path string) (*segment, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() != shmSegLen {
-		return nil, fmt.Errorf("segment %s has the wrong size (a different distbench version?)", path)
-	}
-	s, err := mapSegment(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if s.hdr.magic != shmMagic || s.hdr.ringSize != shmRingSize {
+	// The creator chose the ring size; the file's size says which.
+	ringSize := uint64(max(0, fi.Size()-shmHeader-2*shmCtl) / 2)
+	if ringSize < shmMinRing || ringSize > shmRingSize || ringSize&(ringSize-1) != 0 || int64(segLen(ringSize)) != fi.Size() {
+		return nil, fmt.Errorf("segment %s has the wrong size, %d bytes (a different distbench version?)", path, fi.Size())
+	}
+	s, err := mapSegment(f, ringSize)
+	if err != nil {
+		return nil, err
+	}
+	if s.hdr.magic != shmMagic || s.hdr.ringSize != ringSize {
 		s.unmap()
 		return nil, fmt.Errorf("segment %s has the wrong layout (a different distbench version?)", path)
 	}

@@ -35,6 +35,16 @@ func (t *TCP) setupShm(ctx context.Context) error {
 	h.Write([]byte(t.o.JobID))
 	h.Write([]byte(t.o.KeyPrefix))
 	jobTag := fmt.Sprintf("%x", h.Sum64())
+	local := 0 // ranks on this host, this one included
+	for r := range t.o.Size {
+		if t.HostOf(r) == t.o.HostID {
+			local++
+		}
+	}
+	ringSize := ringSizeFor(local)
+	if t.o.ringSize != 0 {
+		ringSize = t.o.ringSize
+	}
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
@@ -55,7 +65,7 @@ func (t *TCP) setupShm(ctx context.Context) error {
 			var l *shmLink
 			var err error
 			if t.o.Rank < p.rank {
-				l, err = t.createPair(ctx, p, jobTag)
+				l, err = t.createPair(ctx, p, jobTag, ringSize)
 			} else {
 				l, err = t.openPair(ctx, p, jobTag)
 			}
@@ -99,9 +109,9 @@ func (t *TCP) shmKey(p *peer, jobTag string) string {
 }
 
 // createPair is the lower rank's side.
-func (t *TCP) createPair(ctx context.Context, p *peer, jobTag string) (*shmLink, error) {
+func (t *TCP) createPair(ctx context.Context, p *peer, jobTag string, ringSize uint64) (*shmLink, error) {
 	key := t.shmKey(p, jobTag)
-	seg, path, err := createSegment(jobTag, t.o.Rank, p.rank)
+	seg, path, err := createSegment(jobTag, t.o.Rank, p.rank, ringSize)
 	if err != nil {
 		if serr := t.o.Store.Set(ctx, key, []byte("!"+err.Error())); serr != nil {
 			return nil, shmFatal{serr}

@@ -41,14 +41,17 @@ func leftovers(t *testing.T, pids ...int) []string {
 // arrive intact in shared memory, posted before or after they arrive, from
 // several senders at once, through the ring alone or by CMA.
 func TestShmMessageSizes(t *testing.T) {
-	sizes := []int{0, 1, 63, 64, 65, 4096, shmCMATest - 1, shmCMATest, shmRingSize - 1, shmRingSize + 1, 3*shmRingSize + 7}
-	for _, ring := range []bool{false, true} {
-		t.Run(fmt.Sprintf("ring only %v", ring), func(t *testing.T) {
-			cma := shmCMATest
-			if ring {
-				cma = -1
-			}
-			m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.cmaFrom = TransportShm, "h", cma })
+	sizes := []int{0, 1, 63, 64, 65, 4096, shmMinRing + 1, shmCMATest - 1, shmCMATest, shmRingSize - 1, shmRingSize + 1, 3*shmRingSize + 7}
+	for _, tc := range []struct {
+		name     string
+		cma      int
+		ringSize uint64
+	}{{"cma", shmCMATest, 0}, {"ring only", -1, 0}, {"smallest ring", -1, shmMinRing}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ring := tc.cma < 0
+			m := newMesh(t, 2, func(rank int, o *TCPOptions) {
+				o.Transport, o.HostID, o.cmaFrom, o.ringSize = TransportShm, "h", tc.cma, tc.ringSize
+			})
 			ctx := ctxFor(t, 60*time.Second)
 			if !ring && m.ts[0].peers[1].shm.seg.hdr.cma[0].Load() != 1 {
 				t.Log("process_vm_readv is not allowed here: large messages go through the ring")
@@ -270,5 +273,18 @@ func BenchmarkShmPingPong(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// Rings shrink as a host fills with ranks, so that all its pairs' rings
+// stay within a budget, down to a floor.
+func TestShmRingSizeFor(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want uint64
+	}{{1, shmRingSize}, {2, shmRingSize}, {16, shmRingSize}, {64, 256 << 10}, {512, shmMinRing}} {
+		if got := ringSizeFor(tc.k); got != tc.want {
+			t.Errorf("%d ranks on a host: rings of %d bytes, want %d", tc.k, got, tc.want)
+		}
 	}
 }

@@ -106,6 +106,8 @@ type TCPOptions struct {
 	// cmaFrom, in tests, sends shared-memory messages of this many bytes
 	// or more by CMA; negative: never; 0: as DISTBENCH_SHM_CMA says.
 	cmaFrom int
+	// ringSize, in tests, is the shared-memory rings' size; 0: by host.
+	ringSize uint64
 }
 
 // What TCPOptions.Transport accepts.
