@@ -62,4 +62,3 @@ func shmEntries(t *testing.T) map[string]bool {
 	}
 	return m
 }
-
