@@ -59,6 +59,29 @@ func TestEngineMpirun(t *testing.T) {
 	engineRows(t, stdout, 2)
 }
 
+// TestEngineDedicatedServers runs a parameter server with dedicated server
+// processes under mpirun: distbench asks Open MPI for np workers and k
+// servers, and the engine's last k ranks become the servers.
+func TestEngineDedicatedServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "2", "--strategy", "ps",
+		"--opt", "placement=dedicated", "--opt", "servers=2", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 4 ") {
+		t.Errorf("want mpirun of 2 workers and 2 servers: %s", stderr)
+	}
+	engineRows(t, stdout, 2)
+}
+
 // standInSrun is srun as far as distbench uses it: -n N, --export, and the
 // program; each task gets Slurm's variables.
 const standInSrun = `#!/bin/sh

@@ -96,8 +96,13 @@ rank's figures.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.launcher == "env" {
-				// The engine's world size; --np, if given, must agree.
-				n, err := launch.EngineWorldSize(os.Getenv, f.np, cmd.Flags().Changed("np"))
+				// The engine's world size, less the strategy's server
+				// processes (its last ranks); --np, if given, must agree.
+				opts, err := parseOpts(f.opts)
+				if err != nil {
+					return usageError{err}
+				}
+				n, err := harness.EngineNP(os.Getenv, f.strategy, opts, f.np, cmd.Flags().Changed("np"))
 				if err != nil {
 					return usageError{err}
 				}
@@ -117,7 +122,13 @@ rank's figures.`,
 				return usageError{err}
 			}
 			if slices.Contains(launch.Engines(), f.launcher) {
-				return runEngine(cmd, f.launcher, f.np, f.launcherArgs, stdout, stderr)
+				// The engine starts the strategy's servers too, after the
+				// workers (harness.EngineNP).
+				k, err := harness.ServerProcesses(spec.Strategy, spec.Options, spec.NP)
+				if err != nil {
+					return usageError{err}
+				}
+				return runEngine(cmd, f.launcher, f.np+k, f.launcherArgs, stdout, stderr)
 			}
 			return runSpec(cmd, spec, f, stdout, stderr)
 		},
