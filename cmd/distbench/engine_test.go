@@ -251,6 +251,38 @@ func TestEngineInterrupted(t *testing.T) {
 	}
 }
 
+// TestEngineSweepDedicated sweeps a parameter server with dedicated servers
+// at np 2 and 4 in one allocation: 6 ranks, for 4 workers and 2 servers;
+// at np 2 the servers are ranks 2 and 3 and the last two idle.
+func TestEngineSweepDedicated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	out := filepath.Join(t.TempDir(), "engine")
+	code, stdout, stderr := runCLI(t, "sweep", "--launcher", "mpirun", "--out", out, "--strategy", "ps",
+		"--opt", "placement=dedicated", "--opt", "servers=2", "--np", "2,4", "-b", "4KiB", "-e", "64KiB", "-f", "16",
+		"-n", "3", "-w", "1", "--rounds", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("sweep under mpirun: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 6 ") || !strings.Contains(stdout, "4 of 4 points measured") {
+		t.Errorf("want one mpirun of 6 ranks measuring 4 points:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	run, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range run.Records {
+		if r.Wrong != 0 || r.Error != "" {
+			t.Errorf("np %d, %d bytes: %d wrong, error %q", r.NP, r.Bytes, r.Wrong, r.Error)
+		}
+	}
+}
+
 // TestEngineSweep sweeps np 2 and 4 in one mpirun allocation of 4 ranks:
 // the same points as the local launcher's sweep of the same plan, measured
 // on the allocation's first np ranks, which compare matches point for
