@@ -66,6 +66,13 @@ func TestScheduleMatchesStrategies(t *testing.T) {
 			cases = append(cases, tc{"ring", map[string]string{"algo": "whole"}, n, count, func(n int, b int64) Program { return RingWhole(n, b) }})
 		}
 	}
+	for _, n := range []int{2, 3, 4, 5, 7, 8} {
+		for _, count := range []int{8, 13, 101, 600} {
+			cases = append(cases,
+				tc{"tree", map[string]string{"algo": "dbtree", "chunk": "64"}, n, count, func(n int, b int64) Program { return DoubleTree(n, b, 4, 64) }},
+				tc{"tree", map[string]string{"algo": "rd"}, n, count, func(n int, b int64) Program { return RecursiveDoubling(n, b) }})
+		}
+	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%s-%v-np%d-%d", c.strategy, c.opts, c.n, c.count)
 		t.Run(strings.NewReplacer(" ", "_", ":", "=").Replace(name), func(t *testing.T) {
