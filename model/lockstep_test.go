@@ -17,8 +17,8 @@ func lockstep(prog Program, es int) string {
 	n := prog.Size()
 	type msg struct {
 		src, dst, ch, sent int
-		lo, bytes        int64
-		order            int
+		lo, bytes          int64
+		order              int
 	}
 	const never = 1 << 30
 	done := make([][]int, n)   // per op: the step it completed in

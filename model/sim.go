@@ -121,6 +121,8 @@ func (s *sim) link(src, dst int) (alpha, beta, lat, gamma float64) {
 			beta *= t.SlowNICFactor
 		}
 	}
+	f := t.cpu()
+	alpha, gamma = alpha*f, gamma*f
 	if src == t.SlowRank && t.SlowRankFactor > 0 {
 		alpha *= t.SlowRankFactor
 	}
@@ -152,7 +154,7 @@ func (s *sim) transfer(src, dst int, o *Op, t float64) float64 {
 
 // compute runs a local reduction of rank r ready at t and returns its end.
 func (s *sim) compute(r int, o *Op, t float64) float64 {
-	g := s.topo.Inter.Gamma
+	g := s.topo.Inter.Gamma * s.topo.cpu()
 	if r == s.topo.SlowRank && s.topo.SlowRankFactor > 0 {
 		g *= s.topo.SlowRankFactor
 	}
@@ -406,9 +408,9 @@ type desRank struct {
 	pending []int32 // per op: events still awaited
 	next    []int32 // per send: the next send of its stream
 	waiters map[key][]int32
-	outSeq map[[2]int32]int32 // messages sent per (dst, channel)
-	queue  []int32            // ready sends, FIFO
-	busy   bool
+	outSeq  map[[2]int32]int32 // messages sent per (dst, channel)
+	queue   []int32            // ready sends, FIFO
+	busy    bool
 }
 
 // key names an event ops wait for: a message received, or a slot.

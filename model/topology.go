@@ -21,6 +21,10 @@ type Topology struct {
 	// SlowRankFactor times slower (α and γ × factor).
 	SlowNIC, SlowRank             int
 	SlowNICFactor, SlowRankFactor float64
+	// Cores, when > 0, is each host's CPU cores: where a host runs more
+	// ranks than cores, each rank's software costs (α, γ) grow by
+	// ranks/cores, as they do on this project's 2-core machines at np 8.
+	Cores int
 	// Delay, when set, is each rank's start delay in seconds: how late
 	// it enters the collective (a straggler distribution, see DrawDelays).
 	Delay []float64
@@ -50,6 +54,21 @@ func (t Topology) Validate(n int) error {
 }
 
 func (t Topology) host(r int) int { return r / t.PerHost }
+
+// cpu is the factor by which a host's ranks' software costs grow when
+// they outnumber its cores.
+func (t Topology) cpu() float64 {
+	if t.Cores <= 0 || t.PerHost <= t.Cores {
+		return 1
+	}
+	return float64(t.PerHost) / float64(t.Cores)
+}
+
+// OneHost is n ranks on one host of the given cores, every link with p's
+// costs: how a sweep on one machine runs them.
+func OneHost(n, cores int, p Params) Topology {
+	return Topology{Hosts: 1, PerHost: n, Intra: p, Inter: p, Oversub: 1, SlowNIC: -1, SlowRank: -1, Cores: cores}
+}
 
 // DrawDelays draws n start delays from samples (seconds, e.g. how far each
 // rank's iterations trailed the fastest in a sweep's rounds), with
