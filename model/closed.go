@@ -51,6 +51,22 @@ func ringRSAGTerms(p Params, n int, S int64, chunk int) Terms {
 	G := float64(2 * (n - 1))
 	R := float64(n - 1)
 	egress := Terms{Alpha: G * k, Beta: G * k * b, Latency: 1, Steps: G}
+	if n == 2 {
+		// Two steps: chunk ch of step 1 goes out d sends after chunk ch of
+		// step 0 (d = the wave's lag), so each waits out whatever of its
+		// predecessor's latency and reduction d−1 sends do not cover.
+		d := 1.0
+		if c < ringLagOneChunk {
+			d = 2
+		}
+		stall := Terms{Latency: k, Gamma: k * b, Alpha: -k * (d - 1), Beta: -k * (d - 1) * b}
+		if stall.At(p) > 0 {
+			egress.Alpha += stall.Alpha
+			egress.Beta += stall.Beta
+			egress.Latency += stall.Latency
+			egress.Gamma += stall.Gamma
+		}
+	}
 	chain := Terms{Alpha: G + k - 1, Beta: (G + k - 1) * b, Latency: G, Gamma: R * b, Steps: G}
 	ingress := Terms{Alpha: 1, Beta: G * k * b, Gamma: R * k * b, Latency: 1, Steps: G}
 	return longest(p, egress, chain, ingress)
