@@ -50,6 +50,7 @@ type sim struct {
 	egress, cpu, ingress, finish []float64
 	shareOut, shareIn            []float64 // NIC sharers on the rank's host
 	msgs, bytes                  int64
+	cache                        []costs
 }
 
 func newSim(prog Program, topo Topology) *sim {
@@ -132,10 +133,28 @@ func (s *sim) link(src, dst int) (alpha, beta, lat, gamma float64) {
 	return alpha, beta, lat, gamma
 }
 
+// costs are a link's, cached per sender: a rank of a ring sends every
+// message to one peer, and link is most of a message's work.
+type costs struct {
+	dst                     int
+	alpha, beta, lat, gamma float64
+}
+
 // transfer sends o from src, ready at t, and returns when its receiver
 // has it (and has reduced it).
 func (s *sim) transfer(src, dst int, o *Op, t float64) float64 {
-	alpha, beta, lat, gamma := s.link(src, dst)
+	if s.cache == nil {
+		s.cache = make([]costs, s.n)
+		for i := range s.cache {
+			s.cache[i].dst = -1
+		}
+	}
+	c := &s.cache[src]
+	if c.dst != dst {
+		c.alpha, c.beta, c.lat, c.gamma = s.link(src, dst)
+		c.dst = dst
+	}
+	alpha, beta, lat, gamma := c.alpha, c.beta, c.lat, c.gamma
 	b := float64(o.Bytes)
 	start := max(t, s.egress[src])
 	end := start + alpha + b*beta
@@ -193,12 +212,20 @@ type inbox struct {
 func (s *sim) static() (Result, error) {
 	n := s.n
 	boxes := make([][]inbox, n)
+	hint := make([]int32, n) // per rank: the inbox it last looked up
 	box := func(dst, src int, ch uint8) *inbox {
-		for i := range boxes[dst] {
-			if b := &boxes[dst][i]; int(b.src) == src && b.ch == ch {
+		if h := int(hint[dst]); h < len(boxes[dst]) {
+			if b := &boxes[dst][h]; int(b.src) == src && b.ch == ch {
 				return b
 			}
 		}
+		for i := range boxes[dst] {
+			if b := &boxes[dst][i]; int(b.src) == src && b.ch == ch {
+				hint[dst] = int32(i)
+				return b
+			}
+		}
+		hint[dst] = int32(len(boxes[dst]))
 		boxes[dst] = append(boxes[dst], inbox{src: int32(src), ch: ch})
 		return &boxes[dst][len(boxes[dst])-1]
 	}
