@@ -141,7 +141,9 @@ func Winners(preds []Prediction) []Winner {
 	}
 	var out []Winner
 	for k, ps := range best {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].Seconds < ps[j].Seconds })
+		sort.Slice(ps, func(i, j int) bool {
+			return ps[i].Seconds < ps[j].Seconds || ps[i].Seconds == ps[j].Seconds && ps[i].Algo < ps[j].Algo
+		})
 		w := Winner{NP: k.np, Bytes: k.bytes, Algo: ps[0].Algo}
 		if len(ps) > 1 && ps[0].Seconds > 0 {
 			w.Margin = ps[1].Seconds/ps[0].Seconds - 1

@@ -45,20 +45,22 @@ func linkShape(s string) (rateBits, latency float64, err error) {
 	return float64(l.Rate), l.Latency.Seconds(), nil
 }
 
-// readPoints reads the model's points from run directories.
+// readPoints reads the model's points from run directories: the rounds of
+// one point in several runs are pooled.
 func readPoints(dirs []string) ([]model.Point, error) {
-	var pts []model.Point
+	var recs []results.Record
+	cores := 0
 	for _, d := range dirs {
 		run, err := results.ReadRun(d)
 		if err != nil {
 			return nil, err
 		}
-		cores := 0
-		if run.Env != nil {
+		if run.Env != nil && cores == 0 {
 			cores = run.Env.Cores
 		}
-		pts = append(pts, model.Points(run.Records, cores)...)
+		recs = append(recs, run.Records...)
 	}
+	pts := model.Points(recs, cores)
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("no allreduce points of %s in %s", strings.Join(model.Names(), ", "), strings.Join(dirs, ", "))
 	}
