@@ -24,7 +24,13 @@ type Algorithm struct {
 }
 
 // Closed is a's closed form at p, n ranks and S bytes, in seconds.
-func (a Algorithm) Closed(p Params, n int, S int64) float64 { return a.Terms(p, n, S).At(p) }
+func (a Algorithm) Closed(p Params, n int, S int64) float64 { return a.closedTerms(p, n, S).At(p) }
+
+func (a Algorithm) closedTerms(p Params, n int, S int64) Terms {
+	q := p
+	q.Beta += p.Kappa // which bound is longest, with the CPU's bytes
+	return withKappa(a.Terms(q, n, S))
+}
 
 // es is the element size the generated schedules assume (float32).
 const es = 4

@@ -144,19 +144,22 @@ func FitAll(pts []Point, shape LinkShape, seed uint64) ([]Fit, error) {
 	return fits, nil
 }
 
-// FitPoints fits α, β and γ of algo on one link to pts by iteratively
+// FitPoints fits α, κ and γ of algo on one link to pts by iteratively
 // reweighted least squares on relative residuals (Huber weights, so a point
-// hit by load on the machine pulls little), with the latency fixed at the
-// link's, and bootstraps the fit over the points' rounds.
+// hit by load on the machine pulls little), with the wire's β and latency
+// fixed at the link's shape (what the shaper enforces; an unshaped link has
+// no β and κ takes its bytes), and bootstraps the fit over the points'
+// rounds.
 func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed uint64) (Fit, error) {
 	a, err := Lookup(algo)
 	if err != nil {
 		return Fit{}, err
 	}
-	p := Params{Alpha: 20e-6, Latency: latency, Beta: 1e-9, Gamma: 0.5e-9}
+	p := Params{Alpha: 20e-6, Latency: latency, Gamma: 0.5e-9, Kappa: 0.5e-9}
 	if rateBits > 0 {
 		p.Beta = 8 / rateBits
 	}
+	fixed := p
 	rows := make([]Terms, len(pts))
 	ys := make([]float64, len(pts))
 	for i, pt := range pts {
@@ -174,7 +177,7 @@ func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed u
 			}
 			rows[i] = t
 		}
-		q := solve(rows, ys, w, latency)
+		q := solve(rows, ys, w, fixed)
 		// Huber weights on the relative residuals, at 1.345 MADs.
 		res := make([]float64, len(pts))
 		for i := range pts {
@@ -206,7 +209,7 @@ func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed u
 		}
 	}
 	f.ErrLatencyPct, f.ErrBandwidthPct = medianOr(lat), medianOr(bw)
-	f.Lo, f.Hi = bootstrap(rows, pts, w, latency, seed)
+	f.Lo, f.Hi = bootstrap(rows, pts, w, fixed, seed)
 	return f, nil
 }
 
@@ -222,17 +225,18 @@ func medianOr(xs []float64) float64 {
 	return stats.Median(xs)
 }
 
-// solve is weighted least squares of ys on rows' α, β and γ, the
-// residuals relative (each row divided by its y), the latency term fixed;
-// a parameter that comes out negative is dropped and the rest refitted.
-func solve(rows []Terms, ys, w []float64, latency float64) Params {
+// solve is weighted least squares of ys on rows' α, κ and γ, the
+// residuals relative (each row divided by its y), the latency and β terms
+// fixed at fixed's; a parameter that comes out negative is dropped and the
+// rest refitted.
+func solve(rows []Terms, ys, w []float64, fixed Params) Params {
 	use := [3]bool{true, true, true}
 	for {
 		var ata [3][3]float64
 		var atb [3]float64
 		for i, t := range rows {
-			x := [3]float64{t.Alpha, t.Beta, t.Gamma}
-			y := ys[i] - t.Latency*latency
+			x := [3]float64{t.Alpha, t.Kappa, t.Gamma}
+			y := ys[i] - t.Latency*fixed.Latency - t.Beta*fixed.Beta
 			s := w[i] / (ys[i] * ys[i])
 			for j := range 3 {
 				if !use[j] {
@@ -250,7 +254,7 @@ func solve(rows []Terms, ys, w []float64, latency float64) Params {
 			if !use[j] {
 				ata[j][j] = 1
 			}
-			ata[j][j] *= 1 + 1e-9 // a touch of ridge: γ and β can be collinear
+			ata[j][j] *= 1 + 1e-9 // a touch of ridge: γ and κ can be collinear
 			if ata[j][j] == 0 {
 				ata[j][j] = 1
 			}
@@ -263,7 +267,7 @@ func solve(rows []Terms, ys, w []float64, latency float64) Params {
 			}
 		}
 		if !neg {
-			return Params{Alpha: x[0], Latency: latency, Beta: x[1], Gamma: x[2]}
+			return Params{Alpha: x[0], Latency: fixed.Latency, Beta: fixed.Beta, Kappa: x[1], Gamma: x[2]}
 		}
 	}
 }
@@ -305,7 +309,7 @@ func gauss(a [3][3]float64, b [3]float64) [3]float64 {
 
 // bootstrap refits the final linearisation 200 times, each with one round
 // drawn per point, and returns the 2.5th and 97.5th percentiles.
-func bootstrap(rows []Terms, pts []Point, w []float64, latency float64, seed uint64) (lo, hi Params) {
+func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, seed uint64) (lo, hi Params) {
 	const reps = 200
 	rng := rand.New(rand.NewPCG(seed, 21))
 	var al, be, ga []float64
@@ -314,13 +318,14 @@ func bootstrap(rows []Terms, pts []Point, w []float64, latency float64, seed uin
 		for i, pt := range pts {
 			ys[i] = pt.Rounds[rng.IntN(len(pt.Rounds))]
 		}
-		q := solve(rows, ys, w, latency)
-		al, be, ga = append(al, q.Alpha), append(be, q.Beta), append(ga, q.Gamma)
+		q := solve(rows, ys, w, fixed)
+		al, be, ga = append(al, q.Alpha), append(be, q.Kappa), append(ga, q.Gamma)
 	}
 	for _, xs := range [][]float64{al, be, ga} {
 		slices.Sort(xs)
 	}
-	lo = Params{Alpha: stats.Quantile(al, 0.025), Beta: stats.Quantile(be, 0.025), Gamma: stats.Quantile(ga, 0.025), Latency: latency}
-	hi = Params{Alpha: stats.Quantile(al, 0.975), Beta: stats.Quantile(be, 0.975), Gamma: stats.Quantile(ga, 0.975), Latency: latency}
+	lo, hi = fixed, fixed
+	lo.Alpha, lo.Kappa, lo.Gamma = stats.Quantile(al, 0.025), stats.Quantile(be, 0.025), stats.Quantile(ga, 0.025)
+	hi.Alpha, hi.Kappa, hi.Gamma = stats.Quantile(al, 0.975), stats.Quantile(be, 0.975), stats.Quantile(ga, 0.975)
 	return lo, hi
 }

@@ -6,16 +6,22 @@ import (
 )
 
 // Terms is a closed form written as coefficients of the parameters:
-// T = Alpha·α + Latency·L + Beta·β + Gamma·γ + Steps·Step. Written so,
-// calibration is linear least squares; Closed evaluates it.
-type Terms struct{ Alpha, Latency, Beta, Gamma, Steps float64 }
+// T = Alpha·α + Latency·L + Beta·β + Gamma·γ + Kappa·κ + Steps·Step.
+// Written so, calibration is linear least squares; Closed evaluates it.
+type Terms struct{ Alpha, Latency, Beta, Gamma, Kappa, Steps float64 }
 
 // At evaluates t at p, in seconds.
 func (t Terms) At(p Params) float64 {
-	return t.Alpha*p.Alpha + t.Latency*p.Latency + t.Beta*p.Beta + t.Gamma*p.Gamma + t.Steps*p.Step
+	return t.Alpha*p.Alpha + t.Latency*p.Latency + t.Beta*p.Beta + t.Gamma*p.Gamma + t.Kappa*p.Kappa + t.Steps*p.Step
 }
 
-func (t Terms) vec() [5]float64 { return [5]float64{t.Alpha, t.Latency, t.Beta, t.Gamma, t.Steps} }
+// withKappa charges the sender's CPU for every byte the form puts on the
+// wire: the closed forms see a flat network of idle hosts, where the two
+// add up.
+func withKappa(t Terms) Terms {
+	t.Kappa = t.Beta
+	return t
+}
 
 // longest returns whichever of ts takes longest at p: a pipeline's time is
 // the longest of its bounds (egress, dependency chain, ingress).
@@ -39,7 +45,8 @@ func log2Ceil(n int) int { return bits.Len(uint(n - 1)) }
 
 // ringRSAGTerms: 2(n−1) steps of c chunks of b = S/(nc). Bounds: egress
 // 2(n−1)c·m + L; one chunk's chain 2(n−1)(m+L) + (n−1)bγ + (c−1)m;
-// ingress 2(n−1)c·bβ + (n−1)c·bγ + α + L.
+// the receiver's NIC α + L + 2(n−1)c·bβ; its reader, which reduces
+// while the NIC takes in the next chunk, α + L + bβ + (n−1)c·bγ.
 func ringRSAGTerms(p Params, n int, S int64, chunk int) Terms {
 	if n < 2 {
 		return Terms{}
@@ -68,8 +75,9 @@ func ringRSAGTerms(p Params, n int, S int64, chunk int) Terms {
 		}
 	}
 	chain := Terms{Alpha: G + k - 1, Beta: (G + k - 1) * b, Latency: G, Gamma: R * b, Steps: G}
-	ingress := Terms{Alpha: 1, Beta: G * k * b, Gamma: R * k * b, Latency: 1, Steps: G}
-	return longest(p, egress, chain, ingress)
+	wireIn := Terms{Alpha: 1, Beta: G * k * b, Latency: 1, Steps: G}
+	reader := Terms{Alpha: 1, Beta: b, Gamma: R * k * b, Latency: 1, Steps: G}
+	return longest(p, egress, chain, wireIn, reader)
 }
 
 // ringWholeTerms: n−1 steps each forwarding the whole buffer, then n−1

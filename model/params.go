@@ -8,13 +8,16 @@ import (
 // Params are the costs of one network shape, in seconds: Alpha per message
 // (the software's wake-up and matching, which occupies the sender), Latency
 // per hop (the wire's, overlapping with other messages), Beta per byte on
-// the link (1/bandwidth) and Gamma per byte reduced. Step, when measurement
-// shows one, is a fixed cost per algorithm step beyond its messages.
+// the link (1/bandwidth), Kappa per byte of the sender's CPU (the kernel's
+// copies, which a loaded host slows where the wire does not), and Gamma
+// per byte reduced. Step, when measurement shows one, is a fixed cost per
+// algorithm step beyond its messages.
 type Params struct {
 	Alpha   float64 `json:"alpha_s"`
 	Latency float64 `json:"latency_s"`
 	Beta    float64 `json:"beta_s_per_byte"`
 	Gamma   float64 `json:"gamma_s_per_byte"`
+	Kappa   float64 `json:"kappa_s_per_byte,omitempty"`
 	Step    float64 `json:"step_s,omitempty"`
 }
 
@@ -23,16 +26,13 @@ func (p Params) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"alpha", p.Alpha}, {"latency", p.Latency}, {"beta", p.Beta}, {"gamma", p.Gamma}, {"step", p.Step}} {
+	}{{"alpha", p.Alpha}, {"latency", p.Latency}, {"beta", p.Beta}, {"gamma", p.Gamma}, {"kappa", p.Kappa}, {"step", p.Step}} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("model: %s = %v: want a finite value ≥ 0", f.name, f.v)
 		}
 	}
 	return nil
 }
-
-// msg is the time a message of b bytes occupies its sender: α + bβ.
-func (p Params) msg(b float64) float64 { return p.Alpha + b*p.Beta }
 
 // FromLink returns the wire part of Params for a link of rate bits per
 // second and latency seconds (what `--link 10Gbit,25us` shapes), with the

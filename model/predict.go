@@ -67,7 +67,7 @@ func (a Algorithm) Predict(topo Topology, n int, S int64) (float64, Method, erro
 // topo places the ranks with the parameters it is given.
 func (a Algorithm) TermsAt(p Params, n int, S int64, topo func(Params) Topology) (Terms, Method, error) {
 	if !a.simulable(n, S) || n > 64 {
-		return a.Terms(p, n, S), ByClosed, nil
+		return a.closedTerms(p, n, S), ByClosed, nil
 	}
 	at := func(q Params) (float64, error) {
 		t, _, err := a.Predict(topo(q), n, S)
@@ -79,12 +79,12 @@ func (a Algorithm) TermsAt(p Params, n int, S int64, topo func(Params) Topology)
 	}
 	var out [5]float64
 	ptr := func(q *Params, i int) *float64 {
-		return [...]*float64{&q.Alpha, &q.Latency, &q.Beta, &q.Gamma, &q.Step}[i]
+		return [...]*float64{&q.Alpha, &q.Latency, &q.Beta, &q.Gamma, &q.Kappa}[i]
 	}
-	for i := range 4 {
+	for i := range 5 {
 		q := p
 		v := ptr(&q, i)
-		h := math.Max(*v*1e-3, [...]float64{1e-9, 1e-9, 1e-13, 1e-13}[i])
+		h := math.Max(*v*1e-3, [...]float64{1e-9, 1e-9, 1e-13, 1e-13, 1e-13}[i])
 		*v += h
 		t1, err := at(q)
 		if err != nil {
@@ -92,5 +92,5 @@ func (a Algorithm) TermsAt(p Params, n int, S int64, topo func(Params) Topology)
 		}
 		out[i] = (t1 - t0) / h
 	}
-	return Terms{Alpha: out[0], Latency: out[1], Beta: out[2], Gamma: out[3]}, BySim, nil
+	return Terms{Alpha: out[0], Latency: out[1], Beta: out[2], Gamma: out[3], Kappa: out[4]}, BySim, nil
 }

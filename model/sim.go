@@ -104,15 +104,15 @@ func (s *sim) singleStream() bool {
 }
 
 // link returns the costs of a message from src to dst: α, β and latency
-// on the wire, γ at the receiver.
-func (s *sim) link(src, dst int) (alpha, beta, lat, gamma float64) {
+// on the wire, γ at the receiver, and κ, the sender's CPU per byte.
+func (s *sim) link(src, dst int) (alpha, beta, lat, gamma, kappa float64) {
 	t := &s.topo
 	p := t.Inter
 	hs, hd := t.host(src), t.host(dst)
 	if hs == hd {
 		p = t.Intra
 	}
-	alpha, beta, lat, gamma = p.Alpha, p.Beta, p.Latency, p.Gamma
+	alpha, beta, lat, gamma, kappa = p.Alpha, p.Beta, p.Latency, p.Gamma, p.Kappa
 	if hs != hd {
 		beta *= max(s.shareOut[src], s.shareIn[dst])
 		if t.Oversub > 1 {
@@ -123,26 +123,31 @@ func (s *sim) link(src, dst int) (alpha, beta, lat, gamma float64) {
 		}
 	}
 	f := t.cpu()
-	alpha, gamma = alpha*f, gamma*f
+	alpha, gamma, kappa = alpha*f, gamma*f, kappa*f
 	if src == t.SlowRank && t.SlowRankFactor > 0 {
 		alpha *= t.SlowRankFactor
+		kappa *= t.SlowRankFactor
 	}
 	if dst == t.SlowRank && t.SlowRankFactor > 0 {
 		gamma *= t.SlowRankFactor
 	}
-	return alpha, beta, lat, gamma
+	return alpha, beta, lat, gamma, kappa
 }
 
 // costs are a link's, cached per sender: a rank of a ring sends every
 // message to one peer, and link is most of a message's work.
 type costs struct {
-	dst                     int
-	alpha, beta, lat, gamma float64
+	dst                            int
+	alpha, beta, lat, gamma, kappa float64
 }
 
 // transfer sends o from src, ready at t, and returns when its receiver
-// has it (and has reduced it).
-func (s *sim) transfer(src, dst int, o *Op, t float64) float64 {
+// has it (and has reduced it). The receiver's NIC takes in one message at a
+// time (β); its CPU work on the message (κ, and γ for a reducing receive)
+// runs on the reader of the message's connection, reader, one per peer as
+// the transport's are, so that a server's many connections are read in
+// parallel.
+func (s *sim) transfer(src, dst int, o *Op, t float64, reader *float64) float64 {
 	if s.cache == nil {
 		s.cache = make([]costs, s.n)
 		for i := range s.cache {
@@ -151,23 +156,30 @@ func (s *sim) transfer(src, dst int, o *Op, t float64) float64 {
 	}
 	c := &s.cache[src]
 	if c.dst != dst {
-		c.alpha, c.beta, c.lat, c.gamma = s.link(src, dst)
+		c.alpha, c.beta, c.lat, c.gamma, c.kappa = s.link(src, dst)
 		c.dst = dst
 	}
-	alpha, beta, lat, gamma := c.alpha, c.beta, c.lat, c.gamma
 	b := float64(o.Bytes)
 	start := max(t, s.egress[src])
-	end := start + alpha + b*beta
+	end := start + c.alpha + b*(c.beta+c.kappa)
 	s.egress[src] = end
 	s.finish[src] = max(s.finish[src], end)
-	in := max(end+lat, s.ingress[dst]+b*beta)
-	if o.Reduce {
-		in += b * gamma
-	}
-	s.ingress[dst] = in
-	s.finish[dst] = max(s.finish[dst], in)
 	s.msgs++
 	s.bytes += o.Bytes
+	return s.receive(dst, end+c.lat, b, c.beta, c.kappa, c.gamma, o.Reduce, reader)
+}
+
+// receive takes in a message of b bytes that reaches dst's NIC at t.
+func (s *sim) receive(dst int, t, b, beta, kappa, gamma float64, reduce bool, reader *float64) float64 {
+	wire := max(t, s.ingress[dst]+b*beta)
+	s.ingress[dst] = wire
+	cpu := b * kappa
+	if reduce {
+		cpu += b * gamma
+	}
+	in := max(wire, *reader) + cpu
+	*reader = in
+	s.finish[dst] = max(s.finish[dst], in)
 	return in
 }
 
@@ -201,10 +213,11 @@ func (s *sim) peer(r int, o *Op, p int32) int {
 // inbox is the receive times of the messages from one rank, on one
 // channel, to one rank; times[i] is message base+i.
 type inbox struct {
-	src   int32
-	ch    uint8
-	base  int32
-	times []float64
+	src    int32
+	ch     uint8
+	base   int32
+	times  []float64
+	reader *float64 // the connection's reader: shared by its channels
 }
 
 // static evaluates a program whose ranks each send to one peer: rank by
@@ -230,6 +243,14 @@ func (s *sim) static() (Result, error) {
 		return &boxes[dst][len(boxes[dst])-1]
 	}
 	_, turned := s.prog.(*ringProgram) // consumes each inbox in order
+	readers := map[[2]int]*float64{}
+	readerOf := func(dst, src int) *float64 {
+		k := [2]int{dst, src}
+		if readers[k] == nil {
+			readers[k] = new(float64)
+		}
+		return readers[k]
+	}
 	pc := make([]int, n)
 	slots := make([][]float64, n)
 	for r := range n {
@@ -271,8 +292,12 @@ func (s *sim) static() (Result, error) {
 				end = s.compute(r, o, t)
 			} else {
 				dst := s.peer(r, o, o.Peer)
-				end = s.transfer(r, dst, o, t)
 				b := box(dst, r, o.Ch)
+				if b.reader == nil {
+					b.reader = readerOf(dst, r)
+				}
+				end = s.transfer(r, dst, o, t, b.reader)
+				b = box(dst, r, o.Ch)
 				b.times = append(b.times, end)
 				if !queued[dst] {
 					work = append(work, int32(dst))
@@ -329,6 +354,7 @@ func (s *sim) events() (Result, error) {
 	}
 	var q eventQueue
 	var msgs []desMsg
+	readers := map[[2]int]*float64{}
 	push := func(e event) { e.order = q.n; q.n++; heap.Push(&q, e) }
 	var ready func(r int, i int32, t float64)
 	var startNext func(r int, t float64)
@@ -371,9 +397,9 @@ func (s *sim) events() (Result, error) {
 		d.queue = d.queue[1:]
 		o := &s.prog.Ops(r)[i]
 		dst := s.peer(r, o, o.Peer)
-		alpha, beta, lat, _ := s.link(r, dst)
+		alpha, beta, lat, _, kappa := s.link(r, dst)
 		start := max(t, s.egress[r])
-		end := start + alpha + float64(o.Bytes)*beta
+		end := start + alpha + float64(o.Bytes)*(beta+kappa)
 		s.egress[r] = end
 		s.finish[r] = max(s.finish[r], end)
 		d.busy = true
@@ -405,14 +431,12 @@ func (s *sim) events() (Result, error) {
 			done(r, e.op, e.t)
 		case evArrive:
 			m := &msgs[e.op]
-			_, beta, _, gamma := s.link(int(m.src), r)
-			b := float64(m.bytes)
-			in := max(e.t, s.ingress[r]+b*beta)
-			if m.reduce {
-				in += b * gamma
+			_, beta, _, gamma, kappa := s.link(int(m.src), r)
+			k := [2]int{r, int(m.src)}
+			if readers[k] == nil {
+				readers[k] = new(float64)
 			}
-			s.ingress[r] = in
-			s.finish[r] = max(s.finish[r], in)
+			in := s.receive(r, e.t, float64(m.bytes), beta, kappa, gamma, m.reduce, readers[k])
 			push(event{t: in, kind: evRecv, rank: e.rank, op: e.op})
 		case evRecv:
 			m := &msgs[e.op]

@@ -73,8 +73,9 @@ func newModelCalibrateCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate RUN_DIR...",
 		Short: "Fit the model's parameters per link and algorithm to sweeps' results",
-		Long: `calibrate fits α (per message), β (per byte) and γ (per byte reduced) of
-every algorithm on every link of the sweeps, the latency held at the link's,
+		Long: `calibrate fits α (per message), κ (CPU per byte sent) and γ (per byte
+reduced) of every algorithm on every link of the sweeps, the wire's β and
+latency held at the link's shape,
 by robust least squares; each parameter gets a 95% bootstrap interval from
 the points' rounds. It prints the fit's median error over latency-bound and
 bandwidth-bound points, and writes the calibration (JSON) to -o, by default
@@ -112,10 +113,10 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 
 func writeFits(w io.Writer, fits []model.Fit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "link\talgo\tpoints\tα µs [95% CI]\tβ ns/B [95% CI]\tγ ns/B [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
+	fmt.Fprintln(tw, "link\talgo\tpoints\tβ ns/B (link)\tα µs [95% CI]\tκ ns/B [95% CI]\tγ ns/B [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
 	for _, f := range fits {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f [%.2f, %.2f]\t%.3f [%.3f, %.3f]\t%.3f [%.3f, %.3f]\t%s\t%s\t\n", f.Link, f.Algo, f.Points,
-			f.Params.Alpha*1e6, f.Lo.Alpha*1e6, f.Hi.Alpha*1e6, f.Params.Beta*1e9, f.Lo.Beta*1e9, f.Hi.Beta*1e9,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f [%.2f, %.2f]\t%.3f [%.3f, %.3f]\t%.3f [%.3f, %.3f]\t%s\t%s\t\n", f.Link, f.Algo, f.Points, f.Params.Beta*1e9,
+			f.Params.Alpha*1e6, f.Lo.Alpha*1e6, f.Hi.Alpha*1e6, f.Params.Kappa*1e9, f.Lo.Kappa*1e9, f.Hi.Kappa*1e9,
 			f.Params.Gamma*1e9, f.Lo.Gamma*1e9, f.Hi.Gamma*1e9, pct(f.ErrLatencyPct), pct(f.ErrBandwidthPct))
 	}
 	tw.Flush()
