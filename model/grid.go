@@ -58,8 +58,8 @@ func (g *Grid) params(algo string, np int, bytes int64) (inter, intra Params, wh
 	}
 	for _, f := range g.Cal.Fits {
 		if f.Algo == algo { // its software costs, measured on another link
-			inter.Alpha, inter.Gamma = f.Params.Alpha, f.Params.Gamma
-			intra.Alpha, intra.Gamma = f.Params.Alpha, f.Params.Gamma
+			inter.Alpha, inter.Gamma, inter.Kappa = f.Params.Alpha, f.Params.Gamma, f.Params.Kappa
+			intra.Alpha, intra.Gamma, intra.Kappa = f.Params.Alpha, f.Params.Gamma, f.Params.Kappa
 			return inter, intra, "calibrated on " + f.Link
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	costmodel "github.com/distbench/distbench/model"
 	"github.com/distbench/distbench/results"
@@ -23,8 +25,9 @@ import (
 // model's predictions on the measurements.
 const CalibrationFile = "calibration.json"
 
-// PredictionPlot draws predicted bus bandwidth against size, one line per
-// algorithm and world size, to path (PNG); extrapolations are dashed.
+// PredictionPlot draws predicted time and bus bandwidth against size, one
+// line per algorithm and world size, to path (PNG), time above, bus
+// bandwidth below; extrapolations are dashed.
 func PredictionPlot(path, link string, preds []costmodel.Prediction) error {
 	type key struct {
 		algo string
@@ -43,33 +46,57 @@ func PredictionPlot(path, link string, preds []costmodel.Prediction) error {
 	}
 	slices.Sort(algos)
 	cols := newColors(slices.Compact(algos))
-	p := newPlot("predicted allreduce bus bandwidth, "+link+" NICs", "size", "bus bandwidth (GB/s)")
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, sizeTicks{}
-	var ss []series
-	nps := map[int]int{}
-	for _, k := range keys {
-		if _, ok := nps[k.np]; !ok {
-			nps[k.np] = len(nps)
+	var plots []*plot.Plot
+	for _, y := range []struct {
+		label string
+		log   bool
+		of    func(costmodel.Prediction) float64
+	}{
+		{"time (us)", true, func(p costmodel.Prediction) float64 { return p.Seconds * 1e6 }},
+		{"bus bandwidth (GB/s)", false, func(p costmodel.Prediction) float64 { return p.BusBW }},
+	} {
+		p := newPlot("predicted allreduce, "+link+" NICs: "+y.label, "size", y.label)
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, sizeTicks{}
+		if y.log {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 		}
-		s := series{name: fmt.Sprintf("%s np=%d", k.algo, k.np), color: cols.of(k.algo), shape: nps[k.np]}
-		pts := bySeries[k]
-		slices.SortFunc(pts, func(a, b costmodel.Prediction) int { return cmpo.Compare(a.Bytes, b.Bytes) })
-		for _, pr := range pts {
-			s.xy = append(s.xy, plotter.XY{X: float64(pr.Bytes), Y: pr.BusBW})
-			s.dashed = s.dashed || pr.Extrapolated
+		var ss []series
+		nps := map[int]int{}
+		for _, k := range keys {
+			if _, ok := nps[k.np]; !ok {
+				nps[k.np] = len(nps)
+			}
+			s := series{name: fmt.Sprintf("%s np=%d", k.algo, k.np), color: cols.of(k.algo), shape: nps[k.np]}
+			pts := bySeries[k]
+			slices.SortFunc(pts, func(a, b costmodel.Prediction) int { return cmpo.Compare(a.Bytes, b.Bytes) })
+			for _, pr := range pts {
+				s.xy = append(s.xy, plotter.XY{X: float64(pr.Bytes), Y: y.of(pr)})
+				s.dashed = s.dashed || pr.Extrapolated
+			}
+			ss = append(ss, s)
 		}
-		ss = append(ss, s)
+		legendRoom(p, len(ss))
+		if err := addSeries(p, ss); err != nil {
+			return err
+		}
+		padRange(&p.X, true)
+		padRange(&p.Y, y.log)
+		plots = append(plots, p)
 	}
-	legendRoom(p, len(ss))
-	if err := addSeries(p, ss); err != nil {
+	img := vgimg.New(8*vg.Inch, 10*vg.Inch)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(10)}
+	cv := plot.Align([][]*plot.Plot{{plots[0]}, {plots[1]}}, tiles, draw.New(img))
+	plots[0].Draw(cv[0][0])
+	plots[1].Draw(cv[1][0])
+	f, err := os.Create(path)
+	if err != nil {
 		return err
 	}
-	padRange(&p.X, true)
-	padRange(&p.Y, false)
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return nil
+	return f.Close()
 }
 
 // readCalibration reads dir's calibration, nil when it has none.
