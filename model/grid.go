@@ -24,6 +24,11 @@ type Grid struct {
 	Oversub      float64
 	Cal          *Calibration // nil: uncalibrated
 	Alpha, Gamma float64      // software costs where nothing calibrated says
+	// Stragglers, as Topology has them: a slow NIC (host), a slow rank
+	// (−1: none), and start delays drawn from Delays (seconds).
+	SlowNIC, SlowRank             int
+	SlowNICFactor, SlowRankFactor float64
+	Delays                        []float64
 }
 
 // Prediction is one predicted point.
@@ -99,7 +104,11 @@ func (g *Grid) Predict() ([]Prediction, error) {
 			inter, intra, why := g.params(j.a.Name, j.np, j.bytes)
 			per := min(g.PerHost, j.np)
 			topo := Topology{Hosts: (j.np + per - 1) / per, PerHost: per, Intra: intra, Inter: inter,
-				Oversub: max(1, g.Oversub), SlowNIC: -1, SlowRank: -1}
+				Oversub: max(1, g.Oversub), SlowNIC: g.SlowNIC, SlowRank: g.SlowRank,
+				SlowNICFactor: g.SlowNICFactor, SlowRankFactor: g.SlowRankFactor}
+			if g.Delays != nil {
+				topo.Delay = DrawDelays(j.np, g.Delays, uint64(j.np))
+			}
 			t, m, err := j.a.Predict(topo, j.np, j.bytes)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s np %d %d B: %w", j.a.Name, j.np, j.bytes, err)

@@ -215,6 +215,7 @@ type predictFlags struct {
 	nps, sizes, algos         string
 	link, intra, hosts, calib string
 	plot, format              string
+	slowNIC, slowRank, delays string
 	oversub                   float64
 	alpha                     time.Duration
 	gamma                     float64
@@ -274,6 +275,9 @@ marked.`,
 	fl.Float64Var(&f.gamma, "gamma", 0.1, "reduction cost, ns per byte, uncalibrated")
 	fl.StringVarP(&f.plot, "plot", "p", "", "also draw time and bus bandwidth to this PNG file")
 	fl.StringVar(&f.format, "format", "table", "table or json")
+	fl.StringVar(&f.slowNIC, "slow-nic", "", "HOST=FACTOR: that host's NIC FACTOR times slower")
+	fl.StringVar(&f.slowRank, "slow-rank", "", "RANK=FACTOR: that rank's software FACTOR times slower")
+	fl.StringVar(&f.delays, "delays-from", "", "RUN_DIR: draw each rank's start delay from how late ranks arrived there")
 	return cmd
 }
 
@@ -329,6 +333,23 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 	if f.gamma < 0 || f.alpha < 0 {
 		return nil, fmt.Errorf("--alpha and --gamma: want values ≥ 0")
 	}
+	g.SlowNIC, g.SlowNICFactor, err = indexFactor("--slow-nic", "HOST", f.slowNIC)
+	if err != nil {
+		return nil, err
+	}
+	g.SlowRank, g.SlowRankFactor, err = indexFactor("--slow-rank", "RANK", f.slowRank)
+	if err != nil {
+		return nil, err
+	}
+	if f.delays != "" {
+		run, err := results.ReadRun(f.delays)
+		if err != nil {
+			return nil, fmt.Errorf("--delays-from: %v", err)
+		}
+		if g.Delays = model.Lateness(run.Records); len(g.Delays) == 0 {
+			return nil, fmt.Errorf("--delays-from %s: no per-rank times in its records", f.delays)
+		}
+	}
 	if f.format != "table" && f.format != "json" {
 		return nil, fmt.Errorf("--format %q (accepted: table, json)", f.format)
 	}
@@ -343,6 +364,20 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 		}
 	}
 	return g, nil
+}
+
+// indexFactor parses INDEX=FACTOR; empty is none (−1).
+func indexFactor(flag, what, s string) (int, float64, error) {
+	if s == "" {
+		return -1, 0, nil
+	}
+	i, f, ok := strings.Cut(s, "=")
+	n, err1 := strconv.Atoi(i)
+	x, err2 := strconv.ParseFloat(f, 64)
+	if !ok || err1 != nil || err2 != nil || n < 0 || x <= 0 {
+		return 0, 0, fmt.Errorf("%s %q: want %s=FACTOR such as 3=4 (index ≥ 0, factor > 0)", flag, s, what)
+	}
+	return n, x, nil
 }
 
 func parseInts(s string) ([]int, error) {
@@ -360,6 +395,15 @@ func parseInts(s string) ([]int, error) {
 // writePredictions prints the table of predictions and the winners.
 func writePredictions(w io.Writer, g *model.Grid, preds []model.Prediction) {
 	fmt.Fprintf(w, "# predicted allreduce on %s NICs, hosts of %d ranks, spine %g:1; * = extrapolation\n", g.LinkName, g.PerHost, max(1, g.Oversub))
+	if g.SlowNIC >= 0 {
+		fmt.Fprintf(w, "# host %d's NIC %g× slower\n", g.SlowNIC, g.SlowNICFactor)
+	}
+	if g.SlowRank >= 0 {
+		fmt.Fprintf(w, "# rank %d's software %g× slower\n", g.SlowRank, g.SlowRankFactor)
+	}
+	if g.Delays != nil {
+		fmt.Fprintf(w, "# start delays drawn from %d measured latenesses\n", len(g.Delays))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "algo\tnp\tsize\ttime (us)\tbusbw (GB/s)\tmethod\t\t")
 	for _, p := range preds {

@@ -37,6 +37,8 @@ func TestModelPredictBadInput(t *testing.T) {
 		{[]string{"--oversub", "0.5"}, "want ≥ 1"},
 		{[]string{"--format", "csv"}, "accepted: table, json"},
 		{[]string{"--calibration", "/nonexistent"}, "--calibration"},
+		{[]string{"--slow-nic", "3"}, "want HOST=FACTOR"},
+		{[]string{"--slow-rank", "x=2"}, "want RANK=FACTOR"},
 	} {
 		code, out, errs := cli(t, append([]string{"model", "predict"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 || out != "" {
