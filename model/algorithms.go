@@ -114,13 +114,24 @@ func Lookup(name string) (Algorithm, error) {
 
 // ForRecord returns the algorithm a sweep's record of strategy with opts
 // measured: "strategy/algo" when an algo option is set, the strategy's
-// defaults otherwise; false when the model does not know it.
+// defaults otherwise; false when the model does not know it, or the
+// options change what it would model (ps over gRPC, a chunk size, …).
 func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
 	name := strategy
-	if a := opts["algo"]; a != "" && a != "auto" {
-		name += "/" + a
-	} else if opts["placement"] == "dedicated" {
-		name += "/dedicated"
+	for k, v := range opts {
+		switch {
+		case k == "algo" && (strategy == "ring" || strategy == "tree" || strategy == "nccl"):
+			if v != "auto" {
+				name = strategy + "/" + v
+			}
+		case k == "placement" && strategy == "ps":
+			if v == "dedicated" {
+				name = strategy + "/dedicated"
+			}
+		case k == "transport" && strategy == "ps" && v == "mesh":
+		default:
+			return Algorithm{}, false
+		}
 	}
 	a, err := Lookup(name)
 	return a, err == nil

@@ -195,8 +195,6 @@ func psTerms(n int, S int64, k int, dedicated bool) Terms {
 		}
 	}
 	in := float64(n)
-	perServer := math.Max(1, math.Floor(float64(k)/m)) // servers a shard spreads over: 1
-	_ = perServer
 	link := math.Max(float64(S), in*shard) // a worker's or a server's bytes, each way
 	return Terms{
 		Alpha:   in * (pieces + 2),

@@ -36,3 +36,27 @@ func TestLateness(t *testing.T) {
 		t.Error("DrawDelays is not deterministic for a seed")
 	}
 }
+
+func TestForRecord(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		opts     map[string]string
+		want     string // "" for none
+	}{
+		{"ring", nil, "ring"},
+		{"ring", map[string]string{"algo": "rsag"}, "ring/rsag"},
+		{"ring", map[string]string{"algo": "auto"}, "ring"},
+		{"ring", map[string]string{"chunk": "64KiB"}, ""},
+		{"tree", map[string]string{"algo": "rd"}, "tree/rd"},
+		{"ps", nil, "ps"},
+		{"ps", map[string]string{"placement": "dedicated"}, "ps/dedicated"},
+		{"ps", map[string]string{"transport": "grpc"}, ""},
+		{"ps", map[string]string{"transport": "mesh"}, "ps"},
+		{"gloo", nil, ""},
+	} {
+		a, ok := ForRecord(tc.strategy, tc.opts)
+		if got := map[bool]string{true: a.Name}[ok]; got != tc.want {
+			t.Errorf("ForRecord(%s, %v) = %q, want %q", tc.strategy, tc.opts, got, tc.want)
+		}
+	}
+}

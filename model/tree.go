@@ -117,7 +117,7 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 					p.send(r, o)
 				}
 			}
-			for ci, child := range nd.children {
+			for _, child := range nd.children {
 				for k := range nk {
 					at, b := rng(k)
 					o := Op{Peer: int32(child), Ch: uint8(i), Bytes: b, Lo: at}
@@ -126,8 +126,6 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 					} else if has[k] {
 						o.after(ready[k])
 					}
-					// Only the first child's reducing receive lands in place.
-					_ = ci
 					p.send(r, o)
 				}
 			}
