@@ -222,11 +222,27 @@ func ncclTreeTerms(n int, S int64) Terms {
 	return Terms{Alpha: 2 * D, Latency: 2 * D, Beta: 2 * float64(S), Gamma: float64(S), Steps: 2 * D}
 }
 
-// binomialTerms: a binomial tree broadcast, ⌈log2 n⌉ rounds of the whole
-// buffer: ⌈log2 n⌉·(m(S) + L).
-func binomialTerms(n int, S int64) Terms {
-	D := float64(log2Ceil(n))
-	return Terms{Alpha: D, Latency: D, Beta: D * float64(S), Steps: D}
+// binomialTerms: a binomial tree broadcast of the whole buffer (one
+// chunk): a rank sends to its children one after another, the largest
+// subtree first, so the i-th child (from 0) has it at (i+1)·m(S) + L after
+// its parent did; the time is the longest such path from the root, about
+// ⌈log2 n⌉·(m(S) + L). Pipelined chunks the simulator follows.
+func binomialTerms(p Params, n int, S int64) Terms {
+	var at func(r int) Terms
+	at = func(r int) Terms {
+		var best Terms
+		for i, c := range binomialNode(n, 0, r).children {
+			k := float64(i + 1)
+			t := at(c)
+			t.Alpha += k
+			t.Beta += k * float64(S)
+			t.Latency++
+			t.Steps++
+			best = longest(p, best, t)
+		}
+		return best
+	}
+	return at(0)
 }
 
 // HierarchicalTerms is the closed form of a hierarchical allreduce (issue

@@ -88,7 +88,9 @@ func TestScheduleMatchesStrategies(t *testing.T) {
 		for _, count := range []int{8, 101} {
 			for _, root := range []int{0, n - 1} {
 				cases = append(cases, tc{"ring", map[string]string{"chunk": "64"}, n, count,
-					func(n int, b int64) Program { return ChainBroadcast(n, b, 4, 64, root) }, root})
+					func(n int, b int64) Program { return ChainBroadcast(n, b, 4, 64, root) }, root},
+					tc{"tree", map[string]string{"chunk": "64"}, n, count,
+						func(n int, b int64) Program { return BinomialBroadcast(n, b, 4, 64, root) }, root})
 			}
 		}
 	}

@@ -31,6 +31,7 @@ func TestFlatAgreesWithClosedForms(t *testing.T) {
 		{"ring", []int{2, 4, 8, 16}, []int64{4 << 10, 16 << 20}},
 		{"ring/broadcast", []int{2, 3, 8, 16}, []int64{4 << 10, 1 << 20, 16 << 20}},
 		{"tree/rd", []int{2, 4, 8, 16, 64}, []int64{4 << 10, 64 << 10, 1 << 20}},
+		{"tree/broadcast", []int{2, 3, 8, 16, 64}, []int64{4 << 10, 256 << 10}}, // one chunk
 	}
 	for _, sh := range shapes {
 		for _, c := range cases {

@@ -202,3 +202,52 @@ func TreeAllReduce(n int, bytes int64, es, chunk int) Program {
 	}
 	return DoubleTree(n, bytes, es, chunk)
 }
+
+// binomialNode is strategies/tree's binomial: rank r's place in the
+// binomial tree of n ranks rooted at root.
+func binomialNode(n, root, r int) treeNode {
+	v := mod(r-root, n)
+	nd := treeNode{parent: -1}
+	bit := 1
+	if v != 0 {
+		bit = v & -v
+	} else {
+		for bit < n {
+			bit <<= 1
+		}
+	}
+	if v != 0 {
+		nd.parent = (v - bit + root) % n
+	}
+	for m := bit >> 1; m > 0; m >>= 1 {
+		if v+m < n {
+			nd.children = append(nd.children, (v+m+root)%n)
+		}
+	}
+	return nd
+}
+
+// BinomialBroadcast is the tree's broadcast: down a binomial tree from
+// root, pipelined in chunks, each rank forwarding each chunk to its
+// children (the largest subtree first) as it arrives.
+func BinomialBroadcast(n int, bytes int64, es, chunk, root int) Program {
+	if chunk == 0 {
+		chunk = treeDefaultChunk
+	}
+	c := int64(chunkBytes(chunk, es))
+	nk := int((bytes + c - 1) / c)
+	p := newRanks(n)
+	for r := range n {
+		nd := binomialNode(n, root, r)
+		for _, child := range nd.children {
+			for k := range nk {
+				o := Op{Peer: int32(child), Bytes: min(c, bytes-int64(k)*c), Lo: int64(k) * c}
+				if nd.parent >= 0 {
+					o.after(recvDep(nd.parent, 0, k))
+				}
+				p.send(r, o)
+			}
+		}
+	}
+	return p
+}
