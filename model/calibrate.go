@@ -28,7 +28,7 @@ func (p Point) Topology(q Params) Topology { return OneHost(p.NP, p.Cores, q) }
 // Time is the point's median over its rounds, in seconds.
 func (p Point) Time() float64 { return stats.Median(p.Rounds) }
 
-// Points gathers a sweep's allreduce records into points, one per
+// Points gathers a sweep's allreduce (and broadcast) records into points, one per
 // (algorithm, link, np, size), for the algorithms the model knows. A
 // record is one round of a point (or the whole point, without rounds).
 func Points(recs []results.Record, cores int) []Point {
@@ -44,6 +44,10 @@ func Points(recs []results.Record, cores int) []Point {
 			continue
 		}
 		a, ok := ForRecord(r.Strategy, r.Options)
+		if ok && r.Collective != a.Collective { // ring/broadcast, tree/broadcast
+			a, ok = ForRecord(r.Strategy+"/"+r.Collective, nil)
+			ok = ok && len(r.Options) == 0
+		}
 		if !ok || a.Collective != r.Collective {
 			continue
 		}

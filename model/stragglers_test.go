@@ -53,6 +53,7 @@ func TestForRecord(t *testing.T) {
 		{"ps", map[string]string{"transport": "grpc"}, ""},
 		{"ps", map[string]string{"transport": "mesh"}, "ps"},
 		{"gloo", nil, ""},
+		{"ring/broadcast", nil, "ring/broadcast"},
 	} {
 		a, ok := ForRecord(tc.strategy, tc.opts)
 		if got := map[bool]string{true: a.Name}[ok]; got != tc.want {
