@@ -153,3 +153,37 @@ func BenchmarkRing4096(b *testing.B) {
 		})
 	}
 }
+
+// TestTurnedRingIsTheRing: the one schedule every rank of a large ring runs
+// turned (peers relative) is the schedule of each rank, spelled out.
+func TestTurnedRingIsTheRing(t *testing.T) {
+	const n = 12
+	turned := RingRSAG(n, 3<<20, 4, 0)
+	if _, ok := turned.(*ringProgram); !ok {
+		t.Fatalf("np %d, equal segments: got %T, want the turned schedule", n, turned)
+	}
+	abs := newRanks(n)
+	for r := range n {
+		for _, o := range turned.Ops(r) {
+			o.Rel = false
+			o.Peer = int32(mod(r+int(o.Peer), n))
+			for i := range o.Deps[:o.NDeps] {
+				o.Deps[i].Peer = int32(mod(r+int(o.Deps[i].Peer), n))
+			}
+			abs.send(r, o)
+		}
+	}
+	for _, sh := range shapes {
+		a, err := Simulate(turned, Flat(n, sh.p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := newSim(abs, Flat(n, sh.p)).events()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Time != b.Time || a.Messages != b.Messages {
+			t.Errorf("%s: turned %.3f us (%d messages), spelled out %.3f us (%d)", sh.name, a.Time*1e6, a.Messages, b.Time*1e6, b.Messages)
+		}
+	}
+}
