@@ -166,6 +166,20 @@ func (rp *report) writeModel() error {
 	slices.SortFunc(keys, func(a, b key) int {
 		return cmpo.Or(cmpo.Compare(a.link, b.link), cmpo.Compare(a.algo, b.algo), cmpo.Compare(a.np, b.np))
 	})
+	// Plot the smallest and largest world size of each algorithm: all of
+	// them would bury the lines under the legend; the table has every one.
+	lo, hi := map[[2]string]int{}, map[[2]string]int{}
+	for _, k := range keys {
+		a := [2]string{k.link, k.algo}
+		if v, ok := lo[a]; !ok || k.np < v {
+			lo[a] = k.np
+		}
+		hi[a] = max(hi[a], k.np)
+	}
+	keys = slices.DeleteFunc(keys, func(k key) bool {
+		a := [2]string{k.link, k.algo}
+		return k.np != lo[a] && k.np != hi[a]
+	})
 	for i := 0; i < len(keys); {
 		link := keys[i].link
 		p := newPlot("model (dashed) and measurement (marks), "+linkTitle(link), "size", "time (us)")
@@ -183,7 +197,7 @@ func (rp *report) writeModel() error {
 		if err := addSeries(p, ss); err != nil {
 			return err
 		}
-		rel, err := save(p, rp.dir, slug("model", link), 8*vg.Inch, 5*vg.Inch)
+		rel, err := save(p, rp.dir, slug("model", link), 8*vg.Inch, 6*vg.Inch)
 		if err != nil {
 			return err
 		}
