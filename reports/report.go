@@ -99,6 +99,9 @@ func (rp *report) write() error {
 			}
 		}
 	}
+	if err := rp.writeModel(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
 	return rp.writeFailed()
 }
 
