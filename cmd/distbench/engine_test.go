@@ -59,6 +59,46 @@ func TestEngineMpirun(t *testing.T) {
 	engineRows(t, stdout, 2)
 }
 
+// TestEngineMPICH runs the same under MPICH's Hydra, which exports with
+// -genvlist, and checks what a user who runs it by hand without the
+// rendezvous is told.
+func TestEngineMPICH(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	hydra, err := exec.LookPath("mpirun.mpich")
+	if err != nil {
+		t.Skip("mpirun.mpich not found (Debian: apt-get install mpich; .ci/run installs it)")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(hydra, filepath.Join(bin, "mpirun")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv(envArgv, "1")
+	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "3", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 3 -genvlist DISTBENCH_TOKEN,MASTER_PORT,MASTER_ADDR ") {
+		t.Errorf("want Hydra's -genvlist on the printed line: %s", stderr)
+	}
+	engineRows(t, stdout, 2)
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hydra, "-n", "2", self, "run", "--launcher", "env", "-b", "4KiB", "-e", "4KiB")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MASTER_") })
+	out, err := cmd.CombinedOutput()
+	want := "MPICH tells its ranks no host of the job: pass the host of rank 0 and a free port to every rank, mpiexec -genv MASTER_ADDR"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("by hand without MASTER_ADDR: %v, want an error with %q:\n%s", err, want, out)
+	}
+}
+
 // TestEngineDedicatedServers runs a parameter server with dedicated server
 // processes under mpirun: distbench asks Open MPI for np workers and k
 // servers, and the engine's last k ranks become the servers.
