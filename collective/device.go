@@ -27,7 +27,7 @@ func (d Device) String() string {
 // ParseDevice reads a device name as --device takes it.
 func ParseDevice(s string) (Device, error) {
 	for d, name := range deviceNames {
-		if strings.EqualFold(s, name) {
+		if s == name {
 			return Device(d), nil
 		}
 	}

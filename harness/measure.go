@@ -81,6 +81,17 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	if inst.in.DType == 0 {
 		inst.in.DType = dt
 	}
+	// With --device cuda the operations run on device copies of the
+	// buffers (harness/device.go); the check fills and counts the host's.
+	run := inst
+	var dev *devicePoint
+	if spec.OnDevice() {
+		if dev, err = onDevice(inst); err != nil {
+			return nil, nil, err
+		}
+		defer dev.release()
+		run = dev.dev
+	}
 
 	// Correctness first, on fresh exact inputs: timing iterations compound
 	// reductions in place, so their results are not checkable.
@@ -90,7 +101,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 		// wrong element.
 		for c := 0; c < max(spec.CheckRuns, 1) && wrong <= 0; c++ {
 			b.fill(inst)
-			if err := b.run(ctx, inst); err != nil {
+			if err := dev.checked(func() error { return b.run(ctx, run) }); err != nil {
 				return nil, nil, fmt.Errorf("check run %d: %w", c+1, err)
 			}
 			w := collective.FromInt64([]int64{b.wrong(inst)})
@@ -101,7 +112,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 		}
 	}
 	for range spec.Warmup {
-		if err := b.run(ctx, inst); err != nil {
+		if err := b.run(ctx, run); err != nil {
 			return nil, nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -116,7 +127,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	times := make([]float64, 0, iters)
 	for i := 0; i < iters; i++ {
 		t0 := time.Now()
-		if err := b.run(ctx, inst); err != nil {
+		if err := b.run(ctx, run); err != nil {
 			return nil, nil, fmt.Errorf("iteration %d: %w", i, err)
 		}
 		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)

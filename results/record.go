@@ -37,7 +37,8 @@ type Record struct {
 	Op         string            `json:"op,omitempty"`
 	Root       int               `json:"root"`
 	InPlace    bool              `json:"inplace"`
-	Link       string            `json:"link,omitempty"` // network shaping, "" for none
+	Link       string            `json:"link,omitempty"`   // network shaping, "" for none
+	Device     string            `json:"device,omitempty"` // "cuda": buffers in GPU memory; "" for host memory
 	Options    map[string]string `json:"options,omitempty"`
 	Iters      int               `json:"iters,omitempty"`
 	Warmup     int               `json:"warmup,omitempty"`

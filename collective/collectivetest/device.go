@@ -12,8 +12,9 @@ import (
 	"github.com/distbench/distbench/collective"
 )
 
-// Alloc allocates n bytes of device memory for [OnDevice]; free releases it.
-type Alloc func(n int) (mem collective.DeviceMemory, free func(), err error)
+// Alloc allocates n bytes of device memory for rank (of the world) in
+// [OnDevice]; free releases it.
+type Alloc func(rank, n int) (mem collective.DeviceMemory, free func(), err error)
 
 // OnDevice runs the suite on device tensors: every communicator newWorld
 // builds is wrapped so that each tensor the suite passes is copied into
@@ -27,7 +28,7 @@ func OnDevice(newWorld NewWorld, alloc Alloc) NewWorld {
 		comms := newWorld(t, n)
 		out := make([]collective.Comm, len(comms))
 		for i, c := range comms {
-			out[i] = &devComm{Comm: c, alloc: alloc}
+			out[i] = &devComm{Comm: c, alloc: alloc, rank: i}
 		}
 		return out
 	}
@@ -37,6 +38,7 @@ func OnDevice(newWorld NewWorld, alloc Alloc) NewWorld {
 type devComm struct {
 	collective.Comm
 	alloc Alloc
+	rank  int // in the world, which picks the device
 }
 
 // mirror is one call's device copies of its host tensors.
@@ -62,7 +64,7 @@ func (c *devComm) stage(ts ...collective.Tensor) ([]collective.Tensor, *mirror, 
 			m.devs[i] = collective.Tensor{DType: h.DType, Mem: m.devs[j].Mem.Slice(off, off+len(h.Data))}
 			continue
 		}
-		mem, free, err := c.alloc(len(h.Data))
+		mem, free, err := c.alloc(c.rank, len(h.Data))
 		if err != nil {
 			m.release()
 			return nil, nil, err
@@ -265,7 +267,7 @@ func (c *devComm) NewGroup(ranks []int) (collective.Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &devComm{Comm: g, alloc: c.alloc}, nil
+	return &devComm{Comm: g, alloc: c.alloc, rank: c.rank}, nil
 }
 
 // FakeDevice is device memory for tests of staging where no CUDA runtime
@@ -280,7 +282,7 @@ type FakeDevice struct {
 }
 
 // Alloc is an [Alloc] of fake device memory.
-func (f *FakeDevice) Alloc(n int) (collective.DeviceMemory, func(), error) {
+func (f *FakeDevice) Alloc(_, n int) (collective.DeviceMemory, func(), error) {
 	return &fakeMem{f: f, b: collective.NewTensor(collective.Uint8, n).Data}, func() {}, nil
 }
 
