@@ -100,6 +100,9 @@ type Record struct {
 	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
 	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
 
+	// GPU is each GPU's telemetry during the timed iterations (gpu.go).
+	GPU []GPUStats `json:"gpu,omitempty"`
+
 	// Per rank, indexed by rank (see ranks.go): each rank's hostname and
 	// process id, gathered once per launch, and the median and mean of its
 	// own per-iteration times, in µs; RankSamplesUs holds those times only
