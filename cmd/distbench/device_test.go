@@ -3,10 +3,13 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/distbench/distbench/internal/cuda"
+	"github.com/distbench/distbench/results"
 )
 
 // --device takes cpu or cuda; cuda without a CUDA runtime (here one that
@@ -36,5 +39,43 @@ func TestDeviceBadInput(t *testing.T) {
 				t.Errorf("stderr = %q, want one line containing %q", stderr, tt.want)
 			}
 		})
+	}
+}
+
+// The sweep make gpu-check runs, here against the stand-in: allreduce of
+// nccl, ring, tree and ps on device buffers, one process per rank, every
+// point checked, the records marked as device points and the report
+// drawing them as lines of their own.
+func TestSweepOnDevice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a library and starts processes")
+	}
+	useStandin(t)
+	out := t.TempDir() + "/run"
+	code, stdout, stderr := runCLI(t, "sweep", "--strategy", "nccl,ring,tree,ps", "--np", "2", "--collective", "allreduce",
+		"--sizes", "4KiB,256KiB", "--device", "cuda", "--iters", "3", "--warmup", "1", "--timeout", "1m", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	run, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := 0
+	for _, r := range run.Records {
+		if r.Kind != results.KindCollective {
+			continue
+		}
+		points++
+		if r.Device != "cuda" || r.Wrong != 0 || r.Error != "" || !strings.Contains(r.Point, "/device=cuda") {
+			t.Errorf("%s: device %q, %d wrong, error %q", r.Point, r.Device, r.Wrong, r.Error)
+		}
+	}
+	if points != 8 {
+		t.Errorf("%d points, want 4 strategies × 2 sizes", points)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.Contains(string(report), "nccl (cuda)") {
+		t.Errorf("report does not draw the device runs (%v)", err)
 	}
 }

@@ -146,12 +146,19 @@ func TestNoTelemetry(t *testing.T) {
 }
 
 // Debian's libnvidia-ml1 (non-free) on a machine without the NVIDIA
-// driver: no telemetry, no error.
-func TestRealNVMLNoDriver(t *testing.T) {
+// driver: no telemetry, no error. With a driver (make gpu-check), a real
+// sample of every GPU.
+func TestRealNVML(t *testing.T) {
 	s, why := Open()
 	if s != nil {
 		defer s.Close()
-		t.Skipf("this machine has a driver and %d GPUs", len(s.devs))
+		for _, g := range s.Start(10 * time.Millisecond).Stop() {
+			t.Logf("%+v", g)
+			if g.Samples < 2 || g.Name == "" || slices.Contains(g.Unsupported, "utilisation") {
+				t.Errorf("GPU %d: %+v", g.Index, g)
+			}
+		}
+		return
 	}
 	t.Log(why)
 	if strings.Contains(why, "Library Not Found") || strings.Contains(why, "(12)") {
