@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,14 @@ func TestDeviceValidation(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestDeviceRefusesP2P(t *testing.T) {
+	standinRuntime(t)
+	spec := &job.Spec{Strategy: "ring", NP: 2, Device: "cuda", Timeout: time.Minute, Iters: 1,
+		Points: []job.Point{{Collective: "p2p-bw", Bytes: 64, DType: "float32"}}}
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "p2p-bw runs on host buffers only") {
+		t.Errorf("Validate() = %v", err)
 	}
 }

@@ -21,8 +21,15 @@ func (s *Spec) validateDevice() error {
 	if err != nil {
 		return fmt.Errorf("--device: %w", err)
 	}
-	if d == collective.CUDA {
-		return cuda.Available()
+	if d == collective.CPU {
+		return nil
 	}
-	return nil
+	// The p2p-* benchmarks (OSU's) time the host's own buffers; rather
+	// than record host figures as device ones, they are refused.
+	for _, p := range s.Points {
+		if t := collectives[p.Collective]; t.PointToPoint {
+			return fmt.Errorf("--device %s: %s runs on host buffers only (accepted on a device: the collectives and sendrecv)", s.Device, p.Collective)
+		}
+	}
+	return cuda.Available()
 }
