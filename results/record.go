@@ -37,7 +37,8 @@ type Record struct {
 	Op         string            `json:"op,omitempty"`
 	Root       int               `json:"root"`
 	InPlace    bool              `json:"inplace"`
-	Link       string            `json:"link,omitempty"` // network shaping, "" for none
+	Link       string            `json:"link,omitempty"`   // network shaping, "" for none
+	Device     string            `json:"device,omitempty"` // "cuda": buffers in GPU memory; "" for host memory
 	Options    map[string]string `json:"options,omitempty"`
 	Iters      int               `json:"iters,omitempty"`
 	Warmup     int               `json:"warmup,omitempty"`
@@ -98,6 +99,9 @@ type Record struct {
 	WireServerSentBytes []float64 `json:"wire_server_sent_bytes,omitempty"`
 	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
 	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
+
+	// GPU is each GPU's telemetry during the timed iterations (gpu.go).
+	GPU []GPUStats `json:"gpu,omitempty"`
 
 	// Per rank, indexed by rank (see ranks.go): each rank's hostname and
 	// process id, gathered once per launch, and the median and mean of its

@@ -35,6 +35,7 @@ type runFlags struct {
 	timeout                   time.Duration
 	opts                      []string
 	inplace                   string
+	device                    string
 	// nccl-tests' options (see ncclOutput).
 	average, perIter, perIterSkip, cycles, timestamps int
 	ncclJSON                                          string
@@ -163,6 +164,7 @@ rank's figures.`,
 	fl.Var(newLinkValue(&f.link), "link", linkUsage)
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
+	fl.StringVar(&f.device, "device", "cpu", "where the buffers live: cpu, or cuda (GPU memory; nccl uses it directly, the others stage it through pinned host memory)")
 	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)
 	fl.StringArrayVar(&f.launcherArgs, "launcher-arg", nil, "an argument for --launcher mpirun or srun, before the program (repeatable), e.g. --launcher-arg=--hostfile=hosts")
 	// nccl-tests' long names of flags distbench names otherwise.
@@ -326,7 +328,7 @@ func (f *runFlags) spec() (*job.Spec, error) {
 		return nil, err
 	}
 	spec := &job.Spec{
-		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
+		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Device: specDevice(f.device), Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0, CheckRuns: f.check.n,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.
@@ -435,4 +437,13 @@ func invocation(cmd *cobra.Command) []string {
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
 	})
 	return args
+}
+
+// specDevice is --device as a spec holds it: "" for the host, so that host
+// runs' records and point ids stay as they were before devices existed.
+func specDevice(d string) string {
+	if d == "cpu" {
+		return ""
+	}
+	return d
 }

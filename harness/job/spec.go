@@ -40,6 +40,9 @@ type Spec struct {
 	// A point always runs at least MinBudgetIters iterations (or Iters, if
 	// fewer). Warm-up and the check run are not counted.
 	TimeBudget time.Duration `json:"time_budget,omitempty"`
+	// Device is where the points' buffers live: "" or "cpu" for host
+	// memory, "cuda" for GPU memory (collective.ParseDevice).
+	Device string `json:"device,omitempty"`
 }
 
 // LinkFor is the shaping of rank's NIC (a worker's rank; a server is
@@ -84,6 +87,9 @@ func (s *Spec) PointID(p Point) string {
 	}
 	if s.Link != "" {
 		id += "/link=" + s.Link
+	}
+	if s.OnDevice() {
+		id += "/device=" + s.Device
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		id += "/" + k + "=" + s.Options[k]
@@ -145,6 +151,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Timeout < MinTimeout {
 		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
+	}
+	if err := s.validateDevice(); err != nil {
+		return err
 	}
 	if s.Link != "" {
 		rl, err := transport.ParseRankLinks(s.Link)
