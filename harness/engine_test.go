@@ -40,6 +40,9 @@ func TestEngineNP(t *testing.T) {
 		{"dedicated, --np agrees", mpi("0", "8"), "ps", dedicated("4"), 4, true, 4, ""},
 		{"dedicated, --np disagrees", mpi("0", "8"), "ps", dedicated("4"), 2, true, 0,
 			"--np 2 with ps's 4 server processes needs 6 ranks, but mpirun started 8: start 6, or leave --np out"},
+		{"torchrun", map[string]string{"RANK": "0", "WORLD_SIZE": "8"}, "ring", nil, 2, false, 8, ""},
+		{"MPICH", map[string]string{"PMI_RANK": "0", "PMI_SIZE": "3"}, "ring", nil, 2, false, 3, ""},
+		{"srun, old name", map[string]string{"SLURM_PROCID": "0", "SLURM_NPROCS": "5"}, "ring", nil, 2, false, 5, ""},
 		{"unknown strategy", mpi("0", "4"), "nosuch", nil, 2, false, 0, "nosuch"},
 		{"no engine", map[string]string{}, "ring", nil, 2, false, 0, "no rank in the environment"},
 	}
