@@ -42,6 +42,7 @@ type Record struct {
 	// (shared memory), or "auto" (shared memory within a host, TCP
 	// across). Empty in older files, which were all TCP; see TransportOf.
 	Transport string            `json:"transport,omitempty"`
+	Device    string            `json:"device,omitempty"` // "cuda": buffers in GPU memory; "" for host memory
 	Options   map[string]string `json:"options,omitempty"`
 	Iters     int               `json:"iters,omitempty"`
 	Warmup    int               `json:"warmup,omitempty"`
@@ -102,6 +103,9 @@ type Record struct {
 	WireServerSentBytes []float64 `json:"wire_server_sent_bytes,omitempty"`
 	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
 	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
+
+	// GPU is each GPU's telemetry during the timed iterations (gpu.go).
+	GPU []GPUStats `json:"gpu,omitempty"`
 
 	// Per rank, indexed by rank (see ranks.go): each rank's hostname and
 	// process id, gathered once per launch, and the median and mean of its

@@ -30,7 +30,7 @@ type sweepFlags struct {
 	noReport, dryRun, skipUnavail bool
 
 	strategies, colls, sizes, dtypes, ops, peers []string
-	links, opts, transports                      []string
+	links, opts, transports, devices             []string
 	nps                                          []int
 	minBytes, maxBytes, stepBytes, inplace       string
 	stepFactor                                   float64
@@ -44,7 +44,7 @@ type sweepFlags struct {
 // planFlags are the flags that describe a plan's collectives; any of them
 // makes the plan from flags instead of a file.
 var planFlags = []string{"strategy", "np", "collective", "minbytes", "maxbytes", "stepfactor", "stepbytes",
-	"sizes", "dtype", "op", "inplace", "link", "opt", "root", "transport"}
+	"sizes", "dtype", "op", "inplace", "link", "opt", "root", "transport", "device"}
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &sweepFlags{}
@@ -114,6 +114,7 @@ func (f *sweepFlags) addPlanFlags(fl *pflag.FlagSet) {
 		"per-rank overrides alone apply to every link: --link 10g --link rank3=1Gbit, or within one: --link '10g;rank3=1Gbit'")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
 	fl.StringSliceVar(&f.transports, "transport", nil, "transports, comma-separated, one launch each (default tcp): "+transportUsage)
+	fl.StringSliceVar(&f.devices, "device", nil, "where the buffers live, comma-separated, one launch each: cpu (default), cuda (GPU memory)")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
 
 	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", plan.DefaultIters))
@@ -139,6 +140,11 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 	if f.dryRun {
 		printPlan(stdout, exp)
 		return nil
+	}
+	if !p.SkipUnavailable {
+		if err := devicesAvailable(exp); err != nil {
+			return usageError{err}
+		}
 	}
 	switch f.launcher {
 	case "mpirun", "srun":
@@ -338,7 +344,7 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
 	b := plan.CollectiveBlock{
 		Strategies: f.strategies, NP: f.nps, Collectives: f.colls, DTypes: f.dtypes, Ops: f.ops,
-		InPlace: f.inplace, Links: f.links, Root: f.root, Transports: f.transports,
+		InPlace: f.inplace, Links: f.links, Root: f.root, Transports: f.transports, Devices: f.devices,
 	}
 	for _, tr := range f.transports {
 		if err := transport.CheckTransport(tr); err != nil {

@@ -44,6 +44,9 @@ type Spec struct {
 	// A point always runs at least MinBudgetIters iterations (or Iters, if
 	// fewer). Warm-up and the check run are not counted.
 	TimeBudget time.Duration `json:"time_budget,omitempty"`
+	// Device is where the points' buffers live: "" or "cpu" for host
+	// memory, "cuda" for GPU memory (collective.ParseDevice).
+	Device string `json:"device,omitempty"`
 }
 
 // LinkFor is the shaping of rank's NIC (a worker's rank; a server is
@@ -112,6 +115,9 @@ func (s *Spec) PointID(p Point) string {
 		// Never the id of the same point over TCP: compare must not match them.
 		id += "/mesh=" + s.Transport
 	}
+	if s.OnDevice() {
+		id += "/device=" + s.Device
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		id += "/" + k + "=" + s.Options[k]
 	}
@@ -177,6 +183,9 @@ func (s *Spec) Validate() error {
 		if err := transport.CheckTransport(s.Transport); err != nil {
 			return err
 		}
+	}
+	if err := s.validateDevice(); err != nil {
+		return err
 	}
 	if s.Link != "" {
 		rl, err := transport.ParseRankLinks(s.Link)

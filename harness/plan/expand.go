@@ -191,15 +191,15 @@ func checkLinks(links []string, where string) ([]string, error) {
 	return out, nil
 }
 
-// linkTransport is the link and transport of one launch.
-type linkTransport struct{ link, transport string }
+// launch is the link, transport and device of one launch.
+type launch struct{ link, transport, device string }
 
-// launchesOf is every link with every transport.
-func launchesOf(links, transports []string) []linkTransport {
-	var out []linkTransport
-	for _, l := range links {
+// launchesOf is every link with every transport and every device.
+func launchesOf(links, transports, devices []string) []launch {
+	var out []launch
+	for _, ld := range cross(links, devices) {
 		for _, t := range transports {
-			out = append(out, linkTransport{l, t})
+			out = append(out, launch{ld[0], t, ld[1]})
 		}
 	}
 	return out
@@ -234,8 +234,8 @@ func checkOptions(strategy string, opts map[string]string, where string) error {
 }
 
 // group returns the launch for a key, creating it.
-func (x *expander) group(strategy string, np int, link, tr string, opts map[string]string, iters, warmup int, skip string) *Group {
-	key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%v\x00%d\x00%d", strategy, np, link, tr, opts, iters, warmup)
+func (x *expander) group(strategy string, np int, link, tr, device string, opts map[string]string, iters, warmup int, skip string) *Group {
+	key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%v\x00%d\x00%d", strategy, np, link, tr, device, opts, iters, warmup)
 	if g, ok := x.specs[key]; ok {
 		return g
 	}
@@ -243,7 +243,7 @@ func (x *expander) group(strategy string, np int, link, tr string, opts map[stri
 		opts = nil
 	}
 	g := &Group{Skip: skip, Spec: &job.Spec{
-		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Transport: tr, Timeout: x.plan.Timeout,
+		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Transport: tr, Device: device, Timeout: x.plan.Timeout,
 		Iters: iters, Warmup: warmup, Check: *x.plan.Check, KeepSamples: true, TimeBudget: x.plan.TimeBudget,
 	}}
 	x.specs[key] = g
@@ -274,6 +274,9 @@ func (x *expander) add(g *Group, p job.Point, about string) {
 	}
 	if s.Transport != "" {
 		desc += " mesh=" + s.Transport
+	}
+	if s.OnDevice() {
+		desc += " device=" + s.Device
 	}
 	if about != "" {
 		desc += " (" + about + ")"
@@ -358,6 +361,10 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 	if err != nil {
 		return err
 	}
+	devices, err := checkDevices(b.Devices, where)
+	if err != nil {
+		return err
+	}
 	iters, warmup := x.plan.Iters, *x.plan.Warmup
 	if b.Iters != 0 {
 		iters = b.Iters
@@ -382,8 +389,15 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 			continue
 		}
 		for _, np := range b.NP {
-			for _, lt := range launchesOf(links, transports) {
-				g := x.group(st, np, lt.link, lt.transport, b.Options, iters, warmup, why[st])
+			for _, l := range launchesOf(links, transports, devices) {
+				skip := why[st]
+				if skip == "" {
+					if skip = deviceUnavailable(l.device); skip != "" && x.plan.SkipUnavailable {
+						x.note(fmt.Sprintf("%s: %s", where, skip))
+						continue
+					}
+				}
+				g := x.group(st, np, l.link, l.transport, l.device, b.Options, iters, warmup, skip)
 				for _, c := range b.Collectives {
 					for _, dt := range dts {
 						for _, op := range ops {

@@ -95,6 +95,9 @@ func (g *Group) Name() string {
 		if g.Spec.Transport != "" {
 			s += " mesh=" + g.Spec.Transport
 		}
+		if g.Spec.OnDevice() {
+			s += " device=" + g.Spec.Device
+		}
 		for _, k := range slices.Sorted(maps.Keys(g.Spec.Options)) {
 			s += " " + k + "=" + g.Spec.Options[k]
 		}

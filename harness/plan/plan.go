@@ -98,8 +98,8 @@ func (c *RoundCount) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// CollectiveBlock is strategies × np × links × collectives × dtypes × ops ×
-// sizes × in-place forms.
+// CollectiveBlock is strategies × np × links × devices × collectives ×
+// dtypes × ops × sizes × in-place forms.
 type CollectiveBlock struct {
 	Strategies  []string `yaml:"strategies"`
 	NP          []int    `yaml:"np"`
@@ -112,6 +112,7 @@ type CollectiveBlock struct {
 	// Transports: what carries same-host pairs, one launch each: tcp,
 	// auto (shared memory within a host, TCP across) or shm; default [tcp].
 	Transports []string          `yaml:"transports,omitempty"`
+	Devices    []string          `yaml:"devices,omitempty"` // where buffers live: cpu, cuda; default [cpu]
 	Options    map[string]string `yaml:"options,omitempty"` // strategy options
 	Root       int               `yaml:"root,omitempty"`
 	Iters      int               `yaml:"iters,omitempty" zero:"the plan's iters"`
