@@ -35,7 +35,8 @@ var completedFlags = map[string]func(c *cobra.Command, typed string) []string{
 	},
 	"average": func(*cobra.Command, string) []string { return []string{"0", "1", "2", "3"} },
 	// A link is also RATE[,LATENCY]; only its names can be offered.
-	"link": func(*cobra.Command, string) []string { return append(transport.LinkPresets(), "none") },
+	"link":      func(*cobra.Command, string) []string { return append(transport.LinkPresets(), "none") },
+	"transport": func(*cobra.Command, string) []string { return transport.Transports },
 	"device": func(*cobra.Command, string) []string {
 		return []string{collective.CPU.String(), collective.CUDA.String()}
 	},
