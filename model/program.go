@@ -34,6 +34,7 @@ type Op struct {
 	Kind   OpKind
 	Reduce bool  // Send: the receiver reduces the message as it reads it
 	Rel    bool  // Peer and the peers of Deps are offsets from the rank
+	Meta   bool  // Send: a protocol header, not tensor bytes
 	Ch     uint8 // channel
 	Peer   int32
 	Slot   int32 // ≥ 0: record the op's completion in this slot
