@@ -202,7 +202,7 @@ func (s *sim) cpuOf(o *Op) float64 {
 // (what the per-message α × cpu does not cover: a step of recursive
 // doubling at np 8 on 2 cores took 2.7× one at np 4, not 2×; docs/model.md).
 func (s *sim) wake(r int, o *Op, t float64) float64 {
-	if t <= max(s.egress[r], s.cpu[r]) || s.topo.Inter.Step == 0 {
+	if s.topo.Inter.Step == 0 || t <= max(s.egress[r], s.cpu[r]) {
 		return t
 	}
 	if f := s.cpuOf(o); f > 1 {
