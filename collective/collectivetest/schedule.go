@@ -119,8 +119,13 @@ func (w *ScheduleWorld) Run(t testing.TB, comms []collective.Comm, op func(rank 
 		}
 		cw.Wait()
 	}()
+	// The bubble's clock: a close that hangs fails the test in no real time.
+	giveUp := time.Now().Add(time.Hour)
 	for {
 		w.Drive()
+		if time.Now().After(giveUp) {
+			t.Fatalf("the communicators have not closed after an hour")
+		}
 		select {
 		case <-closed:
 			for r, err := range errs {
