@@ -29,7 +29,9 @@ func (a Algorithm) Closed(p Params, n int, S int64) float64 { return a.closedTer
 func (a Algorithm) closedTerms(p Params, n int, S int64) Terms {
 	q := p
 	q.Beta += p.Kappa // which bound is longest, with the CPU's bytes
-	return withKappa(a.Terms(q, n, S))
+	t := withKappa(a.Terms(q, n, S))
+	t.Steps = 0 // Step is an oversubscribed host's wake-up: a flat network has a core per rank
+	return t
 }
 
 // es is the element size the generated schedules assume (float32).

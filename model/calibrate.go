@@ -229,32 +229,32 @@ func medianOr(xs []float64) float64 {
 	return stats.Median(xs)
 }
 
-// solve is weighted least squares of ys on rows' α, κ and γ, the
+// solve is weighted least squares of ys on rows' α, κ, γ and Step, the
 // residuals relative (each row divided by its y), the latency and β terms
 // fixed at fixed's; a parameter that comes out negative is dropped and the
 // rest refitted.
 func solve(rows []Terms, ys, w []float64, fixed Params) Params {
-	use := [3]bool{true, true, true}
+	use := [nFit]bool{true, true, true, true}
 	for {
-		var ata [3][3]float64
-		var atb [3]float64
+		var ata [nFit][nFit]float64
+		var atb [nFit]float64
 		for i, t := range rows {
-			x := [3]float64{t.Alpha, t.Kappa, t.Gamma}
+			x := [nFit]float64{t.Alpha, t.Kappa, t.Gamma, t.Steps}
 			y := ys[i] - t.Latency*fixed.Latency - t.Beta*fixed.Beta
 			s := w[i] / (ys[i] * ys[i])
-			for j := range 3 {
+			for j := range nFit {
 				if !use[j] {
 					continue
 				}
 				atb[j] += s * x[j] * y
-				for k := range 3 {
+				for k := range nFit {
 					if use[k] {
 						ata[j][k] += s * x[j] * x[k]
 					}
 				}
 			}
 		}
-		for j := range 3 {
+		for j := range nFit {
 			if !use[j] {
 				ata[j][j] = 1
 			}
@@ -265,22 +265,25 @@ func solve(rows []Terms, ys, w []float64, fixed Params) Params {
 		}
 		x := gauss(ata, atb)
 		neg := false
-		for j := range 3 {
+		for j := range nFit {
 			if use[j] && x[j] < 0 {
 				use[j], neg = false, true
 			}
 		}
 		if !neg {
-			return Params{Alpha: x[0], Latency: fixed.Latency, Beta: fixed.Beta, Kappa: x[1], Gamma: x[2]}
+			return Params{Alpha: x[0], Latency: fixed.Latency, Beta: fixed.Beta, Kappa: x[1], Gamma: x[2], Step: x[3]}
 		}
 	}
 }
 
-// gauss solves a 3×3 system by elimination with partial pivoting.
-func gauss(a [3][3]float64, b [3]float64) [3]float64 {
-	for c := range 3 {
+// nFit is how many parameters solve fits: α, κ, γ and Step.
+const nFit = 4
+
+// gauss solves a small system by elimination with partial pivoting.
+func gauss(a [nFit][nFit]float64, b [nFit]float64) [nFit]float64 {
+	for c := range nFit {
 		p := c
-		for r := c + 1; r < 3; r++ {
+		for r := c + 1; r < nFit; r++ {
 			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
 				p = r
 			}
@@ -290,18 +293,18 @@ func gauss(a [3][3]float64, b [3]float64) [3]float64 {
 		if a[c][c] == 0 {
 			continue
 		}
-		for r := c + 1; r < 3; r++ {
+		for r := c + 1; r < nFit; r++ {
 			f := a[r][c] / a[c][c]
-			for k := c; k < 3; k++ {
+			for k := c; k < nFit; k++ {
 				a[r][k] -= f * a[c][k]
 			}
 			b[r] -= f * b[c]
 		}
 	}
-	var x [3]float64
-	for r := 2; r >= 0; r-- {
+	var x [nFit]float64
+	for r := nFit - 1; r >= 0; r-- {
 		s := b[r]
-		for k := r + 1; k < 3; k++ {
+		for k := r + 1; k < nFit; k++ {
 			s -= a[r][k] * x[k]
 		}
 		if a[r][r] != 0 {
@@ -316,20 +319,21 @@ func gauss(a [3][3]float64, b [3]float64) [3]float64 {
 func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, seed uint64) (lo, hi Params) {
 	const reps = 200
 	rng := rand.New(rand.NewPCG(seed, 21))
-	var al, be, ga []float64
+	var al, be, ga, de []float64
 	ys := make([]float64, len(pts))
 	for range reps {
 		for i, pt := range pts {
 			ys[i] = pt.Rounds[rng.IntN(len(pt.Rounds))]
 		}
 		q := solve(rows, ys, w, fixed)
-		al, be, ga = append(al, q.Alpha), append(be, q.Kappa), append(ga, q.Gamma)
+		al, be, ga, de = append(al, q.Alpha), append(be, q.Kappa), append(ga, q.Gamma), append(de, q.Step)
 	}
-	for _, xs := range [][]float64{al, be, ga} {
+	for _, xs := range [][]float64{al, be, ga, de} {
 		slices.Sort(xs)
 	}
 	lo, hi = fixed, fixed
 	lo.Alpha, lo.Kappa, lo.Gamma = stats.Quantile(al, 0.025), stats.Quantile(be, 0.025), stats.Quantile(ga, 0.025)
 	hi.Alpha, hi.Kappa, hi.Gamma = stats.Quantile(al, 0.975), stats.Quantile(be, 0.975), stats.Quantile(ga, 0.975)
+	lo.Step, hi.Step = stats.Quantile(de, 0.025), stats.Quantile(de, 0.975)
 	return lo, hi
 }

@@ -12,13 +12,15 @@ import (
 // earliest, and each directed link carries one message per step, the oldest
 // first, then the lowest channel. It returns the transfers in
 // ScheduleWorld.Format's words, so that a generated schedule can be
-// compared with the real code's recording line for line.
+// compared with the real code's recording line for line. A header (Meta)
+// reads "hdr", as a recording reads once headers are named (psHeaders).
 func lockstep(prog Program, es int) string {
 	n := prog.Size()
 	type msg struct {
 		src, dst, ch, sent int
 		lo, bytes          int64
 		order              int
+		meta               bool
 	}
 	const never = 1 << 30
 	done := make([][]int, n)   // per op: the step it completed in
@@ -85,7 +87,7 @@ func lockstep(prog Program, es int) string {
 					if o.Kind == Send {
 						dst := peer(r, o, o.Peer)
 						l := [2]int{r, dst}
-						queued[l] = append(queued[l], msg{r, dst, int(o.Ch), step, o.Lo, o.Bytes, order})
+						queued[l] = append(queued[l], msg{r, dst, int(o.Ch), step, o.Lo, o.Bytes, order, o.Meta})
 						order++
 					}
 					changed = true
@@ -116,6 +118,9 @@ func lockstep(prog Program, es int) string {
 			k := [3]int{m.dst, m.src, m.ch}
 			recv[k] = append(recv[k], step+1)
 			el := fmt.Sprintf("x[%d:%d]", m.lo/int64(es), (m.lo+m.bytes)/int64(es))
+			if m.meta {
+				el = "hdr"
+			}
 			fmt.Fprintf(&b, "  %d -> %d  ch%d  %-8s %3d B\n", m.src, m.dst, m.ch, el, m.bytes)
 			total++
 		}

@@ -10,8 +10,9 @@ import (
 // per hop (the wire's, overlapping with other messages), Beta per byte on
 // the link (1/bandwidth), Kappa per byte of the sender's CPU (the kernel's
 // copies, which a loaded host slows where the wire does not), and Gamma
-// per byte reduced. Step, when measurement shows one, is a fixed cost per
-// algorithm step beyond its messages.
+// per byte reduced. Step is a wake-up: what a rank pays per wait for a
+// message, times (ranks/cores − 1), where its host runs more ranks than
+// cores (the scheduler runs the others first); nothing otherwise.
 type Params struct {
 	Alpha   float64 `json:"alpha_s"`
 	Latency float64 `json:"latency_s"`

@@ -77,14 +77,14 @@ func (a Algorithm) TermsAt(p Params, n int, S int64, topo func(Params) Topology)
 	if err != nil {
 		return Terms{}, BySim, err
 	}
-	var out [5]float64
+	var out [6]float64
 	ptr := func(q *Params, i int) *float64 {
-		return [...]*float64{&q.Alpha, &q.Latency, &q.Beta, &q.Gamma, &q.Kappa}[i]
+		return [...]*float64{&q.Alpha, &q.Latency, &q.Beta, &q.Gamma, &q.Kappa, &q.Step}[i]
 	}
-	for i := range 5 {
+	for i := range 6 {
 		q := p
 		v := ptr(&q, i)
-		h := math.Max(*v*1e-3, [...]float64{1e-9, 1e-9, 1e-13, 1e-13, 1e-13}[i])
+		h := math.Max(*v*1e-3, [...]float64{1e-9, 1e-9, 1e-13, 1e-13, 1e-13, 1e-9}[i])
 		*v += h
 		t1, err := at(q)
 		if err != nil {
@@ -92,5 +92,5 @@ func (a Algorithm) TermsAt(p Params, n int, S int64, topo func(Params) Topology)
 		}
 		out[i] = (t1 - t0) / h
 	}
-	return Terms{Alpha: out[0], Latency: out[1], Beta: out[2], Gamma: out[3], Kappa: out[4]}, BySim, nil
+	return Terms{Alpha: out[0], Latency: out[1], Beta: out[2], Gamma: out[3], Kappa: out[4], Steps: out[5]}, BySim, nil
 }

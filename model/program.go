@@ -32,8 +32,13 @@ const (
 // Op is one step of a rank's schedule.
 type Op struct {
 	Kind   OpKind
-	Reduce bool  // Send: the receiver reduces the message as it reads it
-	Rel    bool  // Peer and the peers of Deps are offsets from the rank
+	Reduce bool // Send: the receiver reduces the message as it reads it
+	Rel    bool // Peer and the peers of Deps are offsets from the rank
+	Meta   bool // Send: a protocol header, not tensor bytes
+	// Active, when > 0, is how many of the world's ranks take part in
+	// the op's step (recursive doubling's fold leaves the others idle):
+	// CPU contention counts those, not every rank of the host.
+	Active uint16
 	Ch     uint8 // channel
 	Peer   int32
 	Slot   int32 // ≥ 0: record the op's completion in this slot

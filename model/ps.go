@@ -1,5 +1,7 @@
 package model
 
+import "cmp"
+
 // The parameter server's allreduce, as strategies/ps runs it over the
 // mesh (docs/ps.md): every worker pushes its piece of each shard to the
 // shard's server (a header, the pieces cut at the chunk grid, an end
@@ -14,17 +16,21 @@ const (
 	psDefaultPartition = 256 << 10
 )
 
-// Channels of the parameter server's messages in a Program.
+// Channels of the parameter server's messages in a Program: the low byte
+// of strategies/ps's mesh tags. A worker's requests to a server (push
+// headers, pushed pieces, pull requests) are one stream, in that order;
+// the pulled pieces come back on another.
 const (
-	psPush  = 0 // headers and pieces of pushes
-	psPull  = 1 // pull requests
-	psReply = 2 // pulled pieces
+	psRequests = 1
+	psReplies  = 2
+	psHeader   = 80 // bytes of a request header
 )
 
 type psShard struct{ server, lo, hi int }
 
-// psLayout is strategies/ps's layout with rotation 0.
-func psLayout(count, es, k, partition int) []psShard {
+// psLayout is strategies/ps's layout: shard i of m goes to server
+// (rotate+i) mod k.
+func psLayout(count, es, k, rotate, partition int) []psShard {
 	if count <= 0 || k <= 0 {
 		return nil
 	}
@@ -33,31 +39,50 @@ func psLayout(count, es, k, partition int) []psShard {
 	out := make([]psShard, m)
 	for i := range m {
 		lo, hi := block(count, m, i)
-		out[i] = psShard{server: i % k, lo: lo * es, hi: hi * es}
+		out[i] = psShard{server: (rotate + i) % k, lo: lo * es, hi: hi * es}
 	}
 	return out
 }
 
+// PSOptions are strategies/ps's options that shape an allreduce's
+// messages; zero values are its defaults.
+type PSOptions struct {
+	Servers   int  // k; 0: as many as workers
+	Dedicated bool // servers are ranks n..n+k−1, not workers 0..k−1
+	Chunk     int  // bytes; 0: 1 MiB
+	Partition int  // bytes; 0: 256 KiB
+	// Rotate: shard i goes to server (Rotate+i) mod k. strategies/ps
+	// rotates by its group's hash plus the collective's sequence number;
+	// it changes which server is busy, not how much: predictions use 0.
+	Rotate int
+}
+
 // PSAllReduce is the parameter server's allreduce on n workers and k
 // servers (0: as many as workers), colocated with workers 0..k−1 or
-// dedicated.
+// dedicated, with ps's default chunk and partition.
 func PSAllReduce(n int, bytes int64, es, k int, dedicated bool) Program {
+	return PSAllReduceWith(n, bytes, es, PSOptions{Servers: k, Dedicated: dedicated})
+}
+
+// PSAllReduceWith is PSAllReduce with o's options.
+func PSAllReduceWith(n int, bytes int64, es int, o PSOptions) Program {
+	k := o.Servers
 	if k <= 0 {
 		k = n
 	}
 	size := n
-	if dedicated {
+	if o.Dedicated {
 		size += k
 	}
 	serverRank := func(s int) int {
-		if dedicated {
+		if o.Dedicated {
 			return n + s
 		}
 		return s
 	}
 	count := int(bytes) / es
-	shards := psLayout(count, es, k, psDefaultPartition)
-	c := psDefaultChunk
+	c := chunkBytes(cmp.Or(o.Chunk, psDefaultChunk), es)
+	shards := psLayout(count, es, k, o.Rotate, cmp.Or(o.Partition, psDefaultPartition))
 	p := newRanks(size)
 	pieces := func(sh psShard) [][2]int {
 		var out [][2]int
@@ -66,37 +91,44 @@ func PSAllReduce(n int, bytes int64, es, k int, dedicated bool) Program {
 		}
 		return out
 	}
-	pull := func(w int) {
-		for _, sh := range shards {
-			if s := serverRank(sh.server); s != w {
-				p.send(w, Op{Peer: int32(s), Ch: psPull})
-			}
-		}
+	header := Op{Ch: psRequests, Bytes: psHeader, Meta: true}
+	// Per shard, on the stream of each pushing worker to its server: the
+	// index of the pull request and of the first pushed piece.
+	pullAt, pieceAt := 0, 2 // dedicated: pull, span header, pieces, end
+	if !o.Dedicated {
+		pullAt, pieceAt = -1, 1 // colocated: span header, pieces, end, pull
 	}
 	for w := range n {
-		if dedicated {
-			pull(w)
-		}
 		for _, sh := range shards {
 			s := serverRank(sh.server)
 			if s == w {
-				continue // its own shard: reduced in place
+				continue // its own shard: reduced in place, nothing asked
 			}
-			p.send(w, Op{Peer: int32(s), Ch: psPush})
+			h := header
+			h.Peer = int32(s)
+			if o.Dedicated { // pulls asked first, answered as chunks complete
+				p.send(w, h)
+			}
+			p.send(w, h) // the span
 			for _, pc := range pieces(sh) {
-				p.send(w, Op{Peer: int32(s), Ch: psPush, Bytes: int64(pc[1] - pc[0]), Lo: int64(pc[0]), Reduce: true})
+				p.send(w, Op{Peer: int32(s), Ch: psRequests, Bytes: int64(pc[1] - pc[0]), Lo: int64(pc[0]), Reduce: true})
 			}
-			p.send(w, Op{Peer: int32(s), Ch: psPush})
-		}
-		if !dedicated {
-			pull(w)
+			p.send(w, h) // the push's end
+			if !o.Dedicated {
+				p.send(w, h)
+			}
 		}
 	}
 	// The servers: each chunk goes back to each puller once every remote
 	// push of it is in (a chain of zero-cost joins) and the pull asked.
 	for _, sh := range shards {
 		s := serverRank(sh.server)
-		for x, pc := range pieces(sh) {
+		pcs := pieces(sh)
+		pull := pullAt
+		if pull < 0 {
+			pull = pieceAt + len(pcs) + 1
+		}
+		for x, pc := range pcs {
 			join := Dep{}
 			joined := false
 			for w := range n {
@@ -104,7 +136,7 @@ func PSAllReduce(n int, bytes int64, es, k int, dedicated bool) Program {
 					continue
 				}
 				o := Op{Kind: Compute, Slot: p.slot(s)}
-				o.after(recvDep(w, psPush, 1+x))
+				o.after(recvDep(w, psRequests, pieceAt+x))
 				if joined {
 					o.after(join)
 				}
@@ -115,8 +147,8 @@ func PSAllReduce(n int, bytes int64, es, k int, dedicated bool) Program {
 				if w == s {
 					continue
 				}
-				o := Op{Peer: int32(w), Ch: psReply, Bytes: int64(pc[1] - pc[0]), Lo: int64(pc[0])}
-				o.after(recvDep(w, psPull, 0))
+				o := Op{Peer: int32(w), Ch: psReplies, Bytes: int64(pc[1] - pc[0]), Lo: int64(pc[0])}
+				o.after(recvDep(w, psRequests, pull))
 				if joined {
 					o.after(join)
 				}

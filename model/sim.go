@@ -104,7 +104,8 @@ func (s *sim) singleStream() bool {
 }
 
 // link returns the costs of a message from src to dst: α, β and latency
-// on the wire, γ at the receiver, and κ, the sender's CPU per byte.
+// on the wire, γ at the receiver, and κ, the sender's CPU per byte; α, κ
+// and γ before the host's CPU contention (cpu) multiplies them.
 func (s *sim) link(src, dst int) (alpha, beta, lat, gamma, kappa float64) {
 	t := &s.topo
 	p := t.Inter
@@ -122,8 +123,6 @@ func (s *sim) link(src, dst int) (alpha, beta, lat, gamma, kappa float64) {
 			beta *= t.SlowNICFactor
 		}
 	}
-	f := t.cpu()
-	alpha, gamma, kappa = alpha*f, gamma*f, kappa*f
 	if src == t.SlowRank && t.SlowRankFactor > 0 {
 		alpha *= t.SlowRankFactor
 		kappa *= t.SlowRankFactor
@@ -160,13 +159,14 @@ func (s *sim) transfer(src, dst int, o *Op, t float64, reader *float64) float64 
 		c.dst = dst
 	}
 	b := float64(o.Bytes)
+	f := s.cpuOf(o)
 	start := max(t, s.egress[src])
-	end := start + c.alpha + b*(c.beta+c.kappa)
+	end := start + f*c.alpha + b*(c.beta+f*c.kappa)
 	s.egress[src] = end
 	s.finish[src] = max(s.finish[src], end)
 	s.msgs++
 	s.bytes += o.Bytes
-	return s.receive(dst, end+c.lat, b, c.beta, c.kappa, c.gamma, o.Reduce, reader)
+	return s.receive(dst, end+c.lat, b, c.beta, f*c.kappa, f*c.gamma, o.Reduce, reader)
 }
 
 // receive takes in a message of b bytes that reaches dst's NIC at t.
@@ -183,9 +183,37 @@ func (s *sim) receive(dst int, t, b, beta, kappa, gamma float64, reduce bool, re
 	return in
 }
 
+// cpuOf is the factor by which o's software costs (α, κ, γ) grow on a host
+// with more ranks running than cores: the host's ranks that take part in
+// o's step (Op.Active) per core, at least 1.
+func (s *sim) cpuOf(o *Op) float64 {
+	t := &s.topo
+	if o.Active == 0 || t.Cores <= 0 {
+		return t.cpu()
+	}
+	on := min(t.PerHost, (int(o.Active)*t.PerHost+s.n-1)/s.n)
+	return max(1, float64(on)/float64(t.Cores))
+}
+
+// wake is when rank r's op o can go on after a message it waits for is
+// in at t: then, where r was busy (sending, reducing) until t; else, where
+// it slept, after a wake-up of Step × (cpu − 1) where its host has more
+// running ranks than cores, the time the scheduler runs the others first
+// (what the per-message α × cpu does not cover: a step of recursive
+// doubling at np 8 on 2 cores took 2.7× one at np 4, not 2×; docs/model.md).
+func (s *sim) wake(r int, o *Op, t float64) float64 {
+	if s.topo.Inter.Step == 0 || t <= max(s.egress[r], s.cpu[r]) {
+		return t
+	}
+	if f := s.cpuOf(o); f > 1 {
+		return t + s.topo.Inter.Step*(f-1)
+	}
+	return t
+}
+
 // compute runs a local reduction of rank r ready at t and returns its end.
 func (s *sim) compute(r int, o *Op, t float64) float64 {
-	g := s.topo.Inter.Gamma * s.topo.cpu()
+	g := s.topo.Inter.Gamma * s.cpuOf(o)
 	if r == s.topo.SlowRank && s.topo.SlowRankFactor > 0 {
 		g *= s.topo.SlowRankFactor
 	}
@@ -281,7 +309,7 @@ func (s *sim) static() (Result, error) {
 				if i >= len(b.times) {
 					break run // not yet sent: the sender wakes this rank
 				}
-				t = max(t, b.times[i])
+				t = max(t, s.wake(r, o, b.times[i]))
 				if turned && i > 1024 && i > len(b.times)/2 { // drop what is consumed
 					k := copy(b.times, b.times[i:])
 					b.times, b.base = b.times[:k], b.base+int32(i)
@@ -327,6 +355,7 @@ func (s *sim) events() (Result, error) {
 		ops := s.prog.Ops(r)
 		d := &st[r]
 		d.pending = make([]int32, len(ops))
+		d.at = make([]float64, len(ops))
 		d.next = make([]int32, len(ops))
 		d.waiters = map[key][]int32{}
 		d.outSeq = map[[2]int32]int32{}
@@ -359,8 +388,10 @@ func (s *sim) events() (Result, error) {
 	var ready func(r int, i int32, t float64)
 	var startNext func(r int, t float64)
 	resolve := func(r int, i int32, t float64) {
-		if st[r].pending[i]--; st[r].pending[i] == 0 {
-			ready(r, i, t)
+		d := &st[r]
+		d.at[i] = max(d.at[i], t)
+		if d.pending[i]--; d.pending[i] == 0 {
+			ready(r, i, d.at[i])
 		}
 	}
 	done := func(r int, i int32, t float64) { // op i of rank r completed at t
@@ -383,6 +414,7 @@ func (s *sim) events() (Result, error) {
 			push(event{t: s.compute(r, o, t), kind: evDone, rank: int32(r), op: i})
 			return
 		}
+		st[r].at[i] = t
 		st[r].queue = append(st[r].queue, i)
 		if !st[r].busy {
 			startNext(r, t)
@@ -398,15 +430,16 @@ func (s *sim) events() (Result, error) {
 		o := &s.prog.Ops(r)[i]
 		dst := s.peer(r, o, o.Peer)
 		alpha, beta, lat, _, kappa := s.link(r, dst)
-		start := max(t, s.egress[r])
-		end := start + alpha + float64(o.Bytes)*(beta+kappa)
+		f := s.cpuOf(o)
+		start := max(t, d.at[i], s.egress[r]) // ready after a wake, maybe later than t
+		end := start + f*alpha + float64(o.Bytes)*(beta+f*kappa)
 		s.egress[r] = end
 		s.finish[r] = max(s.finish[r], end)
 		d.busy = true
 		sk := [2]int32{int32(dst), int32(o.Ch)}
 		seq := d.outSeq[sk]
 		d.outSeq[sk]++
-		msgs = append(msgs, desMsg{src: int32(r), dst: int32(dst), ch: o.Ch, seq: seq, bytes: o.Bytes, reduce: o.Reduce})
+		msgs = append(msgs, desMsg{src: int32(r), dst: int32(dst), ch: o.Ch, seq: seq, bytes: o.Bytes, reduce: o.Reduce, cpu: f})
 		push(event{t: end, kind: evSent, rank: int32(r), op: i})
 		push(event{t: end + lat, kind: evArrive, rank: int32(dst), op: int32(len(msgs) - 1)})
 		s.msgs++
@@ -436,12 +469,12 @@ func (s *sim) events() (Result, error) {
 			if readers[k] == nil {
 				readers[k] = new(float64)
 			}
-			in := s.receive(r, e.t, float64(m.bytes), beta, kappa, gamma, m.reduce, readers[k])
+			in := s.receive(r, e.t, float64(m.bytes), beta, m.cpu*kappa, m.cpu*gamma, m.reduce, readers[k])
 			push(event{t: in, kind: evRecv, rank: e.rank, op: e.op})
 		case evRecv:
 			m := &msgs[e.op]
 			for _, j := range st[r].waiters[key{src: m.src, ch: m.ch, seq: m.seq}] {
-				resolve(r, j, e.t)
+				resolve(r, j, s.wake(r, &s.prog.Ops(r)[j], e.t))
 			}
 		}
 	}
@@ -456,8 +489,9 @@ func (s *sim) events() (Result, error) {
 }
 
 type desRank struct {
-	pending []int32 // per op: events still awaited
-	next    []int32 // per send: the next send of its stream
+	pending []int32   // per op: events still awaited
+	at      []float64 // per op: when the events awaited so far allow it
+	next    []int32   // per send: the next send of its stream
 	waiters map[key][]int32
 	outSeq  map[[2]int32]int32 // messages sent per (dst, channel)
 	queue   []int32            // ready sends, FIFO
@@ -478,6 +512,7 @@ type desMsg struct {
 	seq      int32
 	bytes    int64
 	reduce   bool
+	cpu      float64 // the sender's step's CPU factor, which the reader shares
 }
 
 const (

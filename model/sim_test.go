@@ -64,6 +64,10 @@ func TestStaticMatchesEvents(t *testing.T) {
 		for _, n := range []int{2, 3, 5, 8, 12} {
 			for _, prog := range []Program{RingRSAG(n, 1<<20, 4, 0), RingRSAG(n, 1000, 4, 64), RingWhole(n, 4096), ChainBroadcast(n, 3<<20, 4, 0, 1)} {
 				topo := Flat(n, sh.p)
+				if n >= 5 { // one host, oversubscribed: wake-ups too
+					topo = OneHost(n, 2, sh.p)
+					topo.Intra.Step, topo.Inter.Step = 30e-6, 30e-6
+				}
 				topo.Delay = DrawDelays(n, []float64{0, 10e-6, 50e-6}, uint64(n))
 				s := newSim(prog, topo)
 				a, err := s.static()

@@ -156,27 +156,30 @@ func RecursiveDoubling(n int, bytes int64) Program {
 	for pw*2 <= n {
 		pw *= 2
 	}
+	// The fold and unfold involve 2(n−pw) ranks, the exchanges pw: the
+	// others wait, and leave the host's cores to them.
+	fold, mid := uint16(min(2*(n-pw), 1<<16-1)), uint16(min(pw, 1<<16-1))
 	for r := range n {
 		if r >= pw {
-			p.send(r, Op{Peer: int32(r - pw), Bytes: bytes})
+			p.send(r, Op{Peer: int32(r - pw), Bytes: bytes, Active: fold})
 			continue
 		}
 		var prev Dep
 		hasPrev := false
 		if extra := r + pw; extra < n {
-			o := Op{Kind: Compute, Bytes: bytes, Slot: p.slot(r)}
+			o := Op{Kind: Compute, Bytes: bytes, Slot: p.slot(r), Active: fold}
 			o.after(recvDep(extra, 0, 0))
 			p.ops[r] = append(p.ops[r], o)
 			prev, hasPrev = localDep(int(o.Slot)), true
 		}
 		for mask := 1; mask < pw; mask <<= 1 {
 			partner := r ^ mask
-			o := Op{Peer: int32(partner), Bytes: bytes}
+			o := Op{Peer: int32(partner), Bytes: bytes, Active: mid}
 			if hasPrev {
 				o.after(prev)
 			}
 			p.send(r, o)
-			red := Op{Kind: Compute, Bytes: bytes, Slot: p.slot(r)}
+			red := Op{Kind: Compute, Bytes: bytes, Slot: p.slot(r), Active: mid}
 			red.after(recvDep(partner, 0, 0))
 			if hasPrev {
 				red.after(prev)
@@ -185,7 +188,7 @@ func RecursiveDoubling(n int, bytes int64) Program {
 			prev, hasPrev = localDep(int(red.Slot)), true
 		}
 		if extra := r + pw; extra < n {
-			o := Op{Peer: int32(extra), Bytes: bytes}
+			o := Op{Peer: int32(extra), Bytes: bytes, Active: fold}
 			if hasPrev {
 				o.after(prev)
 			}

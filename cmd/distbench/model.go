@@ -113,11 +113,11 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 
 func writeFits(w io.Writer, fits []model.Fit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "link\talgo\tpoints\tβ ns/B (link)\tα µs [95% CI]\tκ ns/B [95% CI]\tγ ns/B [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
+	fmt.Fprintln(tw, "link\talgo\tpoints\tβ ns/B (link)\tα µs [95% CI]\tκ ns/B [95% CI]\tγ ns/B [95% CI]\tδ µs [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
 	for _, f := range fits {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f [%.2f, %.2f]\t%.3f [%.3f, %.3f]\t%.3f [%.3f, %.3f]\t%s\t%s\t\n", f.Link, f.Algo, f.Points, f.Params.Beta*1e9,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f [%.2f, %.2f]\t%.3f [%.3f, %.3f]\t%.3f [%.3f, %.3f]\t%.2f [%.2f, %.2f]\t%s\t%s\t\n", f.Link, f.Algo, f.Points, f.Params.Beta*1e9,
 			f.Params.Alpha*1e6, f.Lo.Alpha*1e6, f.Hi.Alpha*1e6, f.Params.Kappa*1e9, f.Lo.Kappa*1e9, f.Hi.Kappa*1e9,
-			f.Params.Gamma*1e9, f.Lo.Gamma*1e9, f.Hi.Gamma*1e9, pct(f.ErrLatencyPct), pct(f.ErrBandwidthPct))
+			f.Params.Gamma*1e9, f.Lo.Gamma*1e9, f.Hi.Gamma*1e9, f.Params.Step*1e6, f.Lo.Step*1e6, f.Hi.Step*1e6, pct(f.ErrLatencyPct), pct(f.ErrBandwidthPct))
 	}
 	tw.Flush()
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
@@ -49,6 +50,9 @@ type ScheduleWorld struct {
 	posted map[scheduleKey][]*schedulePost // posted before their message was delivered
 	log    []scheduleMsg
 	failed error
+	// closing: the operation is over and the communicators close; what
+	// they send is moved, not logged.
+	closing bool
 }
 
 type scheduleKey struct {
@@ -81,8 +85,13 @@ func (w *ScheduleWorld) Transport(rank int) driver.Transport { return w.ranks[ra
 
 // Run calls op on every rank at once, each with its own communicator (comms[r]
 // for rank r), calls Drive, waits for every op to return and closes the
-// communicators. It fails t with the first rank's error. It must be called
-// inside a synctest bubble, with that bubble's t.
+// communicators, still moving messages: a communicator may talk while it
+// closes (a parameter server's workers say goodbye to its servers over the
+// transport), and one that serves other ranks (collective.CloseWaiter) is
+// waited for until it has stopped, so that none of its goroutines outlives
+// the bubble. What the closes send is moved but not recorded: the schedule
+// is the operation's. It fails t with the first rank's error. It must be
+// called inside a synctest bubble, with that bubble's t.
 func (w *ScheduleWorld) Run(t testing.TB, comms []collective.Comm, op func(rank int, c collective.Comm) error) {
 	t.Helper()
 	errs := make([]error, len(comms))
@@ -92,12 +101,42 @@ func (w *ScheduleWorld) Run(t testing.TB, comms []collective.Comm, op func(rank 
 	}
 	w.Drive()
 	wg.Wait()
-	for _, c := range comms {
-		c.Close()
-	}
-	for r, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		var cw sync.WaitGroup
+		for _, c := range comms {
+			cw.Go(func() {
+				if s, ok := c.(collective.CloseWaiter); ok {
+					s.CloseAndWait(t.Context())
+				} else {
+					c.Close()
+				}
+			})
+		}
+		cw.Wait()
+	}()
+	// The bubble's clock: a close that hangs fails the test in no real time.
+	giveUp := time.Now().Add(time.Hour)
+	for {
+		w.Drive()
+		if time.Now().After(giveUp) {
+			t.Fatalf("the communicators have not closed after an hour")
+		}
+		select {
+		case <-closed:
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			return
+		case <-time.After(time.Second):
+			// Nothing to move, and a close still waits on a timer: the
+			// bubble's clock moves on while this goroutine sleeps.
 		}
 	}
 }
@@ -133,7 +172,9 @@ func (w *ScheduleWorld) Drive() {
 			m := q[i]
 			w.queued[l] = slices.Delete(q, i, i+1)
 			m.step = w.step
-			w.log = append(w.log, m)
+			if !w.closing {
+				w.log = append(w.log, m)
+			}
 			k := scheduleKey{m.dst, m.src, m.tag}
 			if q := w.posted[k]; len(q) > 0 {
 				w.posted[k] = q[1:]
