@@ -43,6 +43,11 @@ func Points(recs []results.Record, cores int) []Point {
 		if r.Kind != results.KindCollective || r.Error != "" || r.Incomplete || r.Peer != "" || r.TimeUs <= 0 {
 			continue
 		}
+		// The model is of messages over the network's sockets: shared
+		// memory and device buffers have costs of their own.
+		if results.TransportOf(&r) != "tcp" || r.Device != "" {
+			continue
+		}
 		a, ok := ForRecord(r.Strategy, r.Options)
 		if ok && r.Collective != a.Collective { // ring/broadcast, tree/broadcast
 			a, ok = ForRecord(r.Strategy+"/"+r.Collective, nil)
