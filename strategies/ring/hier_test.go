@@ -127,7 +127,9 @@ func TestHierCrossHostBytes(t *testing.T) {
 			errs := make([]error, n)
 			var wg sync.WaitGroup
 			for r, c := range comms {
-				wg.Go(func() { errs[r] = c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, count), collective.Sum) })
+				wg.Go(func() {
+					errs[r] = c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, count), collective.Sum)
+				})
 			}
 			wg.Wait()
 			for r, err := range errs {
