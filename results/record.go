@@ -37,7 +37,8 @@ type Record struct {
 	Op         string            `json:"op,omitempty"`
 	Root       int               `json:"root"`
 	InPlace    bool              `json:"inplace"`
-	Link       string            `json:"link,omitempty"` // network shaping, "" for none
+	Link       string            `json:"link,omitempty"`  // network shaping, "" for none
+	Hosts      string            `json:"hosts,omitempty"` // simulated hosts of a local launch (job.HostsOf), "" for none
 	Options    map[string]string `json:"options,omitempty"`
 	Iters      int               `json:"iters,omitempty"`
 	Warmup     int               `json:"warmup,omitempty"`

@@ -19,6 +19,7 @@ import (
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/results"
 )
@@ -31,6 +32,7 @@ type runFlags struct {
 	np, root, iters, warmup   int
 	check                     checkCount
 	jsonPath, link, launcher  string
+	hosts                     string
 	launcherArgs              []string
 	timeout                   time.Duration
 	opts                      []string
@@ -150,6 +152,7 @@ rank's figures.`,
 	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row), as sweep's results")
 	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.Var(newLinkValue(&f.link), "link", linkUsage)
+	fl.StringVar(&f.hosts, "hosts", "", "lay the local ranks out on simulated hosts, each its own host identity: 2x2 (2 hosts of 2 ranks), 3,1 (ranks 0-2, then 3); for --opt algo=hier over loopback")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
 	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)
@@ -286,6 +289,9 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	if err := checkLauncher(f.launcher, f.launcherArgs); err != nil {
 		return nil, err
 	}
+	if f.hosts != "" && f.launcher != "local" {
+		return nil, fmt.Errorf("--hosts %s: only the local launcher simulates hosts (under %s, set %s per rank)", f.hosts, f.launcher, transport.EnvHostID)
+	}
 	if f.timeout < job.MinTimeout {
 		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
 	}
@@ -315,7 +321,7 @@ func (f *runFlags) spec() (*job.Spec, error) {
 		return nil, err
 	}
 	spec := &job.Spec{
-		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Timeout: f.timeout,
+		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Hosts: f.hosts, Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0, CheckRuns: f.check.n,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.
