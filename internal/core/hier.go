@@ -1,9 +1,11 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
@@ -129,13 +131,98 @@ func (h *Hierarchy) region(host, j, count, elem int) (lo, hi int) {
 // (called with a Call over the shard's owners, one per host, in host
 // order), all-gather within the host. chunk is the size in bytes of the
 // pieces the phases within a host pipeline.
+//
+// A large buffer goes through the phases in slices, as a pipeline of three
+// stages: while slice i crosses the network, slice i+1 is reduced within
+// the host and slice i−1 gathered, so that the phases within a host, which
+// cost memory bandwidth and CPU, hide behind the one that waits on the NIC.
+// The stages run concurrently on channels of their own: the two within a
+// host on channels 0 and 1, between ranks of one host; the one across on
+// the inter algorithm's, between ranks of different hosts, so no two
+// stages share a stream. Each stage takes the slices in order, on every
+// rank alike, so every stream's messages come in the order its receives
+// are posted.
 func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, chunk int,
 	inter func(c *Call, t collective.Tensor, op collective.Op) error) error {
-	elem, count := t.DType.Size(), t.Count()
 	chunk = ChunkBytes(chunk, t.DType)
-	if err := h.within(c, t, op, chunk, true); err != nil {
-		return fmt.Errorf("hier %s: reduce-scatter within host %d: %w", h, h.host, err)
+	n := hierSlices(len(t.Data))
+	slice := func(i int) collective.Tensor {
+		lo, hi := Block(t.Count(), n, i)
+		return collective.Tensor{DType: t.DType, Data: t.Data[lo*t.DType.Size() : hi*t.DType.Size()]}
 	}
+	where := func(phase string, i int, err error) error {
+		if n > 1 {
+			phase = fmt.Sprintf("%s, slice %d of %d", phase, i+1, n)
+		}
+		return fmt.Errorf("hier %s: %s: %w", h, phase, err)
+	}
+	reduced, across := make([]chan struct{}, n), make([]chan struct{}, n)
+	for i := range n {
+		reduced[i], across[i] = make(chan struct{}), make(chan struct{})
+	}
+	stop := make(chan struct{}) // closed when a stage fails
+	var once sync.Once
+	stage := func(in, out []chan struct{}, phase string, run func(c *Call, t collective.Tensor) error) func(*Call) error {
+		return func(c *Call) error {
+			for i := range n {
+				if in != nil {
+					select {
+					case <-in[i]:
+					case <-stop:
+						return errStageStopped
+					}
+				}
+				if err := run(c, slice(i)); err != nil {
+					once.Do(func() { close(stop) })
+					return where(phase, i, err)
+				}
+				if out != nil {
+					close(out[i])
+				}
+			}
+			return nil
+		}
+	}
+	stages := []func(*Call) error{
+		stage(nil, reduced, fmt.Sprintf("reduce-scatter within host %d", h.host),
+			func(c *Call, t collective.Tensor) error { return h.within(c, t, op, chunk, 0, true) }),
+		stage(reduced, across, "across hosts",
+			func(c *Call, t collective.Tensor) error { return h.across(c, t, op, inter) }),
+		stage(across, nil, fmt.Sprintf("all-gather within host %d", h.host),
+			func(c *Call, t collective.Tensor) error { return h.within(c, t, op, chunk, 1, false) }),
+	}
+	if n == 1 { // one slice: the stages one after another, on this goroutine
+		for _, st := range stages {
+			if err := st(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c.Parallel(stages...)
+}
+
+// errStageStopped ends a stage of the pipeline because another failed; the
+// other's error is the operation's (Parallel returns the first).
+var errStageStopped = errors.New("hier: stopped: another stage failed")
+
+// hierSlice is the size of a slice of the pipeline of AllReduce, and
+// hierMaxSlices the most slices: a buffer of several slices pays their
+// phases within a host only for its first and last. Fewer, larger slices
+// cost fewer messages and wake-ups.
+const (
+	hierSlice     = 4 << 20
+	hierMaxSlices = 8
+)
+
+// hierSlices is how many slices AllReduce cuts a buffer of size bytes into.
+func hierSlices(size int) int { return min(max(1, size/hierSlice), hierMaxSlices) }
+
+// across allreduces this rank's shards of t across hosts with inter, each
+// run of shards with the same owners as one allreduce, in shard order.
+func (h *Hierarchy) across(c *Call, t collective.Tensor, op collective.Op,
+	inter func(c *Call, t collective.Tensor, op collective.Op) error) error {
+	elem, count := t.DType.Size(), t.Count()
 	lo, hi := h.shards(h.host, h.local)
 	for s := lo; s < hi; {
 		members := h.owners(s)
@@ -148,13 +235,10 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 		if b1 > b0 {
 			part := collective.Tensor{DType: t.DType, Data: t.Data[b0*elem : b1*elem]}
 			if err := inter(c.Sub(members), part, op); err != nil {
-				return fmt.Errorf("hier %s: shards %d..%d across hosts: %w", h, s, e-1, err)
+				return fmt.Errorf("shards %d..%d: %w", s, e-1, err)
 			}
 		}
 		s = e
-	}
-	if err := h.within(c, t, op, chunk, false); err != nil {
-		return fmt.Errorf("hier %s: all-gather within host %d: %w", h, h.host, err)
 	}
 	return nil
 }
@@ -175,7 +259,7 @@ func (h *Hierarchy) owners(s int) []int {
 // bytes at once, and the order, and with it every bit, is fixed); without,
 // every rank sends its region, reduced by now, to every other rank and
 // receives theirs into place.
-func (h *Hierarchy) within(c *Call, t collective.Tensor, op collective.Op, chunk int, reduce bool) error {
+func (h *Hierarchy) within(c *Call, t collective.Tensor, op collective.Op, chunk int, channel uint8, reduce bool) error {
 	host := h.hosts[h.host]
 	k := len(host)
 	if k == 1 {
@@ -201,7 +285,7 @@ func (h *Hierarchy) within(c *Call, t collective.Tensor, op collective.Op, chunk
 			send = pieces(region(j), chunk)
 		}
 		for _, p := range send {
-			s.Send(host[j], 0, p)
+			s.Send(host[j], channel, p)
 		}
 	}
 	for j := range k {
@@ -210,11 +294,11 @@ func (h *Hierarchy) within(c *Call, t collective.Tensor, op collective.Op, chunk
 		}
 		if reduce {
 			for i, p := range mine {
-				last[i] = s.RecvReduce(host[j], 0, p, last[i])
+				last[i] = s.RecvReduce(host[j], channel, p, last[i])
 			}
 		} else {
 			for _, p := range pieces(region(j), chunk) {
-				s.Recv(host[j], 0, p)
+				s.Recv(host[j], channel, p)
 			}
 		}
 	}

@@ -93,7 +93,7 @@ func (x crossTransport) Send(ctx context.Context, peer int, tag uint64, data []b
 // sends 2(N−1)/N × S over each ring edge that leaves a host (1.5 S at 2
 // hosts × 2 ranks).
 func TestHierCrossHostBytes(t *testing.T) {
-	const count = 1 << 20 // 4 MiB
+	const count = 3 << 20 // 12 MiB: three slices (core.Hierarchy.AllReduce)
 	const size = 4 * count
 	for _, tc := range []struct {
 		hosts []string
