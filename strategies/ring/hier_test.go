@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
@@ -205,5 +207,39 @@ func TestScheduleHier(t *testing.T) {
 				golden.Check(t, filepath.Join("testdata", "allreduce-hier-"+name+".txt"), []byte(got), *update)
 			})
 		})
+	}
+}
+
+// A rank that never joins makes the others fail with errors that name the
+// operation, its sequence number, the phase and the absent rank, as the
+// flat algorithms' do.
+func TestHierErrorsSayWhere(t *testing.T) {
+	const n, absent = 4, 3
+	trs := transport.NewMemWorld(n, transport.MemOptions{Hosts: []string{"a", "a", "b", "b"}})
+	errs := make(chan error, n-1)
+	for r := range n - 1 {
+		c, err := collective.New(t.Context(), "ring", collective.Config{
+			Rank: r, Size: n, Transport: trs[r], Timeout: 200 * time.Millisecond,
+			Options: map[string]string{"algo": "hier"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		go func() {
+			errs <- c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, 1000), collective.Sum)
+		}()
+	}
+	defer trs[absent].Close()
+	for range n - 1 {
+		err := <-errs
+		if err == nil {
+			t.Fatal("an allreduce with an absent rank succeeded")
+		}
+		for _, want := range []string{"ring: allreduce #0: hier 2+2: ", "rank 3"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: does not say %q", err, want)
+			}
+		}
 	}
 }
