@@ -19,6 +19,9 @@ type Call struct {
 	g   *Group
 	seq uint64
 	op  string
+	// lane is added to every channel: a phase that runs beside another
+	// between the same ranks gets streams of its own (see Call.Sub).
+	lane uint8
 }
 
 // Ctx is the operation's context, carrying its deadline.
@@ -42,7 +45,7 @@ func (c *Call) Option(key, def string) string {
 }
 
 func (c *Call) tag(channel uint8) uint64 {
-	return uint64(c.g.id)<<40 | (c.seq&0xffffffff)<<8 | uint64(channel)
+	return uint64(c.g.id)<<40 | (c.seq&0xffffffff)<<8 | uint64(channel+c.lane)
 }
 
 // Send sends data to group rank peer on channel.

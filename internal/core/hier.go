@@ -136,12 +136,13 @@ func (h *Hierarchy) region(host, j, count, elem int) (lo, hi int) {
 // stages: while slice i crosses the network, slice i+1 is reduced within
 // the host and slice i−1 gathered, so that the phases within a host, which
 // cost memory bandwidth and CPU, hide behind the one that waits on the NIC.
-// The stages run concurrently on channels of their own: the two within a
-// host on channels 0 and 1, between ranks of one host; the one across on
-// the inter algorithm's, between ranks of different hosts, so no two
-// stages share a stream. Each stage takes the slices in order, on every
-// rank alike, so every stream's messages come in the order its receives
-// are posted.
+// Two slices cross at once, in two lanes (alternate slices). The stages
+// run concurrently on streams of their own: the two within a host on
+// channels 0 and 1, between ranks of one host; the lanes across on the
+// inter algorithm's channels, moved up by laneChannels for the second
+// lane, between ranks of different hosts. Each stage takes its slices in
+// order, on every rank alike, so every stream's messages come in the
+// order its receives are posted.
 func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, chunk int,
 	inter func(c *Call, t collective.Tensor, op collective.Op) error) error {
 	chunk = ChunkBytes(chunk, t.DType)
@@ -162,9 +163,11 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 	}
 	stop := make(chan struct{}) // closed when a stage fails
 	var once sync.Once
-	stage := func(in, out []chan struct{}, phase string, run func(c *Call, t collective.Tensor) error) func(*Call) error {
+	// stage runs phase on slices first, first+step, ..., each once in[i]
+	// is closed (nil: at once), closing out[i] after.
+	stage := func(first, step int, in, out []chan struct{}, phase string, run func(c *Call, t collective.Tensor) error) func(*Call) error {
 		return func(c *Call) error {
-			for i := range n {
+			for i := first; i < n; i += step {
 				if in != nil {
 					select {
 					case <-in[i]:
@@ -184,15 +187,22 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 		}
 	}
 	stages := []func(*Call) error{
-		stage(nil, reduced, fmt.Sprintf("reduce-scatter within host %d", h.host),
+		stage(0, 1, nil, reduced, fmt.Sprintf("reduce-scatter within host %d", h.host),
 			func(c *Call, t collective.Tensor) error { return h.within(c, t, op, chunk, 0, true) }),
-		stage(reduced, across, "across hosts",
-			func(c *Call, t collective.Tensor) error { return h.across(c, t, op, inter) }),
-		stage(across, nil, fmt.Sprintf("all-gather within host %d", h.host),
+		stage(0, 1, across, nil, fmt.Sprintf("all-gather within host %d", h.host),
 			func(c *Call, t collective.Tensor) error { return h.within(c, t, op, chunk, 1, false) }),
 	}
+	// Across hosts, two lanes take alternate slices, so that one's
+	// allreduce fills the links while the other's drains: one lane alone
+	// would leave them idle at the end of each slice, while its last
+	// chunk makes its way back.
+	lanes := min(n, hierLanes)
+	for l := range lanes {
+		stages = append(stages, stage(l, lanes, reduced, across, "across hosts",
+			func(c *Call, t collective.Tensor) error { return h.across(c.inLane(l), t, op, inter) }))
+	}
 	if n == 1 { // one slice: the stages one after another, on this goroutine
-		for _, st := range stages {
+		for _, st := range []func(*Call) error{stages[0], stages[2], stages[1]} {
 			if err := st(c); err != nil {
 				return err
 			}
@@ -213,6 +223,14 @@ var errStageStopped = errors.New("hier: stopped: another stage failed")
 const (
 	hierSlice     = 4 << 20
 	hierMaxSlices = 8
+)
+
+// hierLanes is how many slices cross hosts at once, and laneChannels the
+// channels each lane's inter algorithm may use (channel + lane ×
+// laneChannels tags its messages).
+const (
+	hierLanes    = 2
+	laneChannels = 8
 )
 
 // hierSlices is how many slices AllReduce cuts a buffer of size bytes into.
@@ -343,5 +361,12 @@ func (c *Call) Sub(members []int) *Call {
 		}
 		g.views[key] = v
 	}
-	return &Call{ctx: c.ctx, g: v, seq: c.seq, op: c.op}
+	return &Call{ctx: c.ctx, g: v, seq: c.seq, op: c.op, lane: c.lane}
+}
+
+// inLane returns c with its channels moved up by lane × laneChannels.
+func (c *Call) inLane(lane int) *Call {
+	l := *c
+	l.lane += uint8(lane * laneChannels)
+	return &l
 }
