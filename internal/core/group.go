@@ -80,7 +80,8 @@ type Group struct {
 	recvQ   map[int]*serial
 	p2pSeq  map[[2]int]uint64
 	scratch [][]byte          // see Call.Scratch; used only on the executor
-	views   map[string]*Group // see Call.Sub; used only on the executor
+	views   map[string]*Group // see Call.Sub
+	viewsMu sync.Mutex
 
 	hierOnce sync.Once
 	hier     *Hierarchy // see Call.Hierarchy

@@ -337,11 +337,16 @@ func pieces(b []byte, chunk int) [][]byte {
 // runs a phase on part of its group: the same operation, sequence number,
 // deadline and tag space, so its messages and errors are the operation's.
 // Messages between two ranks on one channel keep the order they were sent
-// in, so phases that run one after another may share channels. The view,
-// and its scratch buffers, are kept for later operations.
+// in, so phases that run one after another may share channels; phases
+// that run at once take lanes of their own (inLane). The view, and its
+// scratch buffers, are kept for later operations.
 func (c *Call) Sub(members []int) *Call {
 	g := c.g
-	key := fmt.Sprint(members)
+	// A view per lane too: lanes run at once, and a view's scratch
+	// buffers serve one operation at a time.
+	key := fmt.Sprint(c.lane, members)
+	g.viewsMu.Lock()
+	defer g.viewsMu.Unlock()
 	v := g.views[key]
 	if v == nil {
 		global := make([]int, len(members))
