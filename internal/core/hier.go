@@ -161,8 +161,9 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 	for i := range n {
 		reduced[i], across[i] = make(chan struct{}), make(chan struct{})
 	}
-	stop := make(chan struct{}) // closed when a stage fails
+	stop := make(chan struct{}) // closed when a stage fails, after failure is set
 	var once sync.Once
+	var failure error
 	// stage runs phase on slices first, first+step, ..., each once in[i]
 	// is closed (nil: at once), closing out[i] after.
 	stage := func(first, step int, in, out []chan struct{}, phase string, run func(c *Call, t collective.Tensor) error) func(*Call) error {
@@ -176,8 +177,9 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 					}
 				}
 				if err := run(c, slice(i)); err != nil {
-					once.Do(func() { close(stop) })
-					return where(phase, i, err)
+					err = where(phase, i, err)
+					once.Do(func() { failure = err; close(stop) })
+					return err
 				}
 				if out != nil {
 					close(out[i])
@@ -209,11 +211,17 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 		}
 		return nil
 	}
-	return c.Parallel(stages...)
+	if err := c.Parallel(stages...); err != nil {
+		if err == errStageStopped { // a stage that stopped may report first
+			return failure
+		}
+		return err
+	}
+	return nil
 }
 
 // errStageStopped ends a stage of the pipeline because another failed; the
-// other's error is the operation's (Parallel returns the first).
+// other's error is the operation's.
 var errStageStopped = errors.New("hier: stopped: another stage failed")
 
 // hierSlice is the size of a slice of the pipeline of AllReduce, and

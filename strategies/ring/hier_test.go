@@ -212,8 +212,15 @@ func TestScheduleHier(t *testing.T) {
 
 // A rank that never joins makes the others fail with errors that name the
 // operation, its sequence number, the phase and the absent rank, as the
-// flat algorithms' do.
+// flat algorithms' do; with the phases pipelined too, where the stages
+// that stop because another failed do not hide its error.
 func TestHierErrorsSayWhere(t *testing.T) {
+	for _, count := range []int{1000, 3 << 20} { // one slice, three
+		t.Run(fmt.Sprint(count), func(t *testing.T) { hierErrors(t, count) })
+	}
+}
+
+func hierErrors(t *testing.T, count int) {
 	const n, absent = 4, 3
 	trs := transport.NewMemWorld(n, transport.MemOptions{Hosts: []string{"a", "a", "b", "b"}})
 	errs := make(chan error, n-1)
@@ -227,7 +234,7 @@ func TestHierErrorsSayWhere(t *testing.T) {
 		}
 		defer c.Close()
 		go func() {
-			errs <- c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, 1000), collective.Sum)
+			errs <- c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, count), collective.Sum)
 		}()
 	}
 	defer trs[absent].Close()
