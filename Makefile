@@ -99,25 +99,35 @@ clean:
 
 # For machines with NVIDIA GPUs, NCCL (libnccl.so.2) and the CUDA runtime:
 # the conformance suite through the real libraries (at the world sizes
-# there are GPUs for), then allreduce through nccl and through ring at the
-# same sizes, and through nccl-tests' all_reduce_perf where it is on the
-# PATH, side by side with the same busbw definitions. The nccl strategy has
-# been tested only against the stand-in its tests build and Debian's CUDA
-# runtime until someone runs this on a GPU. GPU_NP defaults to the GPUs
+# there are GPUs for), on host and on device tensors; the device memory and
+# NVML telemetry tests on the real runtime and driver; allreduce through
+# nccl and through ring on device buffers at the same sizes, and through
+# nccl-tests' all_reduce_perf where it is on the PATH, side by side with the
+# same busbw definitions; then a sweep of allreduce through nccl, ring, tree
+# and ps on device buffers, with GPU telemetry in its records and report
+# (GPU_RUN). All of this has been tested only against the stand-in the
+# tests build, Debian's CUDA runtime and NVML (no driver) and go-nvml's
+# mock until someone runs it on a GPU. GPU_NP defaults to the GPUs
 # nvidia-smi lists.
 GPU_NP    ?= $(shell n=$$(nvidia-smi -L 2>/dev/null | wc -l); [ "$$n" -gt 0 ] && echo $$n || echo 2)
 GPU_SIZES ?= -b 8 -e 256M -f 8 -n 20 -w 5  # flags distbench run and all_reduce_perf share
+ifndef GPU_RUN
+GPU_RUN := runs/gpu-check-$(shell date +%Y%m%d-%H%M%S)
+endif
 
 .PHONY: gpu-check
 gpu-check: build
 	$(BIN) strategies | grep '^nccl '
 	@if $(BIN) strategies | grep '^nccl .*unavailable here'; then echo "make gpu-check: the nccl strategy cannot run here (see above)" >&2; exit 2; fi
 	DISTBENCH_NCCL_LIB=$${DISTBENCH_NCCL_LIB:-libnccl.so.2} $(GO) test -count=1 -v -run 'TestAvailable|TestRealCUDARuntime|TestConformance' ./strategies/nccl
-	$(BIN) run --strategy nccl --np $(GPU_NP) $(GPU_SIZES)
-	$(BIN) run --strategy ring --np $(GPU_NP) $(GPU_SIZES)
+	$(GO) test -count=1 -v -run 'TestNoDevice|TestRealNVML' ./internal/cuda ./internal/telemetry
+	$(BIN) run --strategy nccl --np $(GPU_NP) --device cuda $(GPU_SIZES)
+	$(BIN) run --strategy ring --np $(GPU_NP) --device cuda $(GPU_SIZES)
 	@if command -v all_reduce_perf >/dev/null 2>&1; then \
 	  echo "nccl-tests all_reduce_perf, one process and $(GPU_NP) GPUs:"; all_reduce_perf -g $(GPU_NP) $(GPU_SIZES); \
 	else echo "make gpu-check: all_reduce_perf (nccl-tests) not on the PATH; skipped"; fi
+	$(BIN) sweep --strategy nccl,ring,tree,ps --np $(GPU_NP) --collective allreduce --device cuda $(GPU_SIZES) --out $(GPU_RUN)
+	@echo "make gpu-check: the device sweep, with GPU telemetry, is in $(GPU_RUN) (report.md)"
 
 # The stand-in NCCL and CUDA runtime the nccl strategy's tests build, for
 # trying the strategy by hand where there is no GPU (see README.md).

@@ -3,6 +3,7 @@ module github.com/distbench/distbench
 go 1.26.0
 
 require (
+	github.com/NVIDIA/go-nvml v0.12.9-0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/montanaflynn/stats v0.14.0
 	github.com/olekukonko/tablewriter v1.1.5

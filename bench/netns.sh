@@ -2,7 +2,10 @@
 # netns.sh: distbench across hosts that are network namespaces on this
 # machine (scripts/netns-cluster.sh), every host's NIC capped at 1 Gbit/s by
 # tbf, one rank per host, against the same run on loopback with the
-# in-process link shaper (--link 1Gbit,25us), interleaved in rounds.
+# in-process link shaper (--link 1Gbit,25us), interleaved in rounds: ring,
+# ps with a server colocated in each worker, and ps with 4 dedicated
+# servers, each on a host of its own ("psd", started by the engine as its
+# last ranks).
 # Targets (issue 17): ring's 64 MiB allreduce within 15% of its closed form
 # 2(n-1)/n x S/B, and each strategy's namespace time within 15% of its
 # shaped-loopback time.
@@ -18,15 +21,27 @@ n=4
 out=$(mktemp -d)
 trap '"$cluster" down; rm -rf "$out"' EXIT
 "$cluster" down
-"$cluster" up $n 1gbit || exit 2
+"$cluster" up $((2 * n)) 1gbit || exit 2
+strategies="${STRATEGIES:-ring ps psd}"
+
+# args STRATEGY: the strategy's flags; procs STRATEGY: its processes.
+args() {
+	case $1 in
+		psd) echo "--strategy ps --opt placement=dedicated --opt servers=$n" ;;
+		*) echo "--strategy $1" ;;
+	esac
+}
+procs() { if [ "$1" = psd ]; then echo $((2 * n)); else echo $n; fi; }
 
 # ns STRATEGY: one run across the namespaces; prints the in-place time (us).
 ns() {
-	local token port=$((29700 + RANDOM % 200))
+	local token port=$((29700 + RANDOM % 200)) world
 	token=$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	for ((r = 0; r < n; r++)); do
-		RANK=$r WORLD_SIZE=$n MASTER_ADDR=$("$cluster" addr 0) MASTER_PORT=$port DISTBENCH_TOKEN=$token \
-			"$cluster" exec $r "$bin" run --launcher env --strategy "$1" --inplace in -b "$size" -e "$size" -n 5 -w 1 -c 0 \
+	world=$(procs "$1")
+	for ((r = 0; r < world; r++)); do
+		# shellcheck disable=SC2046 # args is words
+		RANK=$r WORLD_SIZE=$world MASTER_ADDR=$("$cluster" addr 0) MASTER_PORT=$port DISTBENCH_TOKEN=$token \
+			"$cluster" exec $r "$bin" run --launcher env $(args "$1") --inplace in -b "$size" -e "$size" -n 5 -w 1 -c 0 \
 			>"$out/ns.$r" 2>&1 &
 	done
 	wait
@@ -34,11 +49,12 @@ ns() {
 }
 # lo STRATEGY: the same on loopback, shaped in process.
 lo() {
-	"$bin" run --np $n --strategy "$1" --inplace in -b "$size" -e "$size" -n 5 -w 1 -c 0 --link 1Gbit,25us 2>/dev/null |
+	# shellcheck disable=SC2046 # args is words
+	"$bin" run --np $n $(args "$1") --inplace in -b "$size" -e "$size" -n 5 -w 1 -c 0 --link 1Gbit,25us 2>/dev/null |
 		awk '/^ *[0-9]+ +[0-9]+ +[a-z]/ { print $6 }'
 }
 for i in $(seq 1 "$rounds"); do
-	for s in ring ps; do
+	for s in $strategies; do
 		echo "$(ns $s)" >>"$out/ns-$s"
 		echo "$(lo $s)" >>"$out/lo-$s"
 	done
@@ -49,9 +65,11 @@ bytes=$("$bin" run --np 1 -b "$size" -e "$size" -n 1 -w 0 -c 0 --inplace in 2>/d
 closed=$(awk -v s="$bytes" -v n=$n 'BEGIN { printf "%.0f", 2 * (n - 1) / n * s / 125e6 * 1e6 }')
 printf "# %d hosts x 1 rank, 1 Gbit/s NICs (tbf), %s allreduce, median of %d rounds, in-place time (us)\n" $n "$size" "$rounds"
 printf "%-6s %12s %12s %8s\n" strategy namespaces loopback ns/lo
-for s in ring ps; do
+for s in $strategies; do
 	a=$(median "$out/ns-$s") b=$(median "$out/lo-$s")
 	printf "%-6s %12s %12s %8.3f\n" $s "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
 done
 a=$(median "$out/ns-ring")
 printf "ring closed form 2(n-1)/n x S/B = %s us; namespaces/closed form = %.3f\n" "$closed" "$(awk -v a="$a" -v b="$closed" 'BEGIN { print a / b }')"
+a=$(median "$out/ns-psd") closed=$(awk -v s="$bytes" 'BEGIN { printf "%.0f", s / 125e6 * 1e6 }')
+printf "psd closed form S/B = %s us; namespaces/closed form = %.3f\n" "$closed" "$(awk -v a="$a" -v b="$closed" 'BEGIN { print a / b }')"

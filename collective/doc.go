@@ -23,7 +23,9 @@
 // messages are matched by (source, tag) in FIFO order and never wait behind a
 // collective, so exchanges written as isend+irecv on both sides do not deadlock.
 //
-// Tensors are typed views of host memory. Reductions of float16 and bfloat16
+// Tensors are typed views of host memory, or of device memory ([DeviceMemory]):
+// strategies that are not [DeviceNative] get device tensors staged through
+// pinned host memory around each operation, as gloo does. Reductions of float16 and bfloat16
 // are computed in float32 and rounded once per step. [Avg] is a sum divided by
 // the group size at the end; on integer types that division truncates.
 //

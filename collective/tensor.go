@@ -8,9 +8,13 @@ import (
 // Tensor is a typed view of host memory: Data holds Count() elements of DType
 // in the machine's byte order. Tensors share memory with the slices they were
 // made from; collectives write results into them in place.
+//
+// A tensor in device memory has Mem set and Data nil (see [DeviceTensor]);
+// the typed views below are of host memory only.
 type Tensor struct {
 	DType DType
 	Data  []byte
+	Mem   DeviceMemory
 }
 
 // NewTensor allocates a zeroed tensor of count elements. The memory is 8-byte
@@ -23,28 +27,45 @@ func NewTensor(dt DType, count int) Tensor {
 // Count is the number of elements.
 func (t Tensor) Count() int {
 	if s := t.DType.Size(); s > 0 {
-		return len(t.Data) / s
+		return t.Bytes() / s
 	}
 	return 0
 }
 
 // Bytes is the size in bytes.
-func (t Tensor) Bytes() int { return len(t.Data) }
+func (t Tensor) Bytes() int {
+	if t.Mem != nil {
+		return t.Mem.Bytes()
+	}
+	return len(t.Data)
+}
 
 // Slice returns the elements [lo, hi) as a tensor sharing memory with t.
 func (t Tensor) Slice(lo, hi int) Tensor {
 	s := t.DType.Size()
+	if t.Mem != nil {
+		return Tensor{DType: t.DType, Mem: t.Mem.Slice(lo*s, hi*s)}
+	}
 	return Tensor{DType: t.DType, Data: t.Data[lo*s : hi*s : hi*s]}
 }
 
-// Clone returns a copy of t in fresh memory.
+// Clone returns a copy of t in fresh host memory; a device tensor's Clone
+// panics (use ToHost, which can fail).
 func (t Tensor) Clone() Tensor {
+	if t.Mem != nil {
+		panic("collective: Clone of a device tensor")
+	}
 	c := NewTensor(t.DType, t.Count())
 	copy(c.Data, t.Data)
 	return c
 }
 
-func (t Tensor) String() string { return fmt.Sprintf("Tensor(%s×%d)", t.DType, t.Count()) }
+func (t Tensor) String() string {
+	if t.Mem != nil {
+		return fmt.Sprintf("Tensor(%s×%d on %s:%d)", t.DType, t.Count(), t.Mem.Device(), t.Mem.Ordinal())
+	}
+	return fmt.Sprintf("Tensor(%s×%d)", t.DType, t.Count())
+}
 
 func asBytes[T any](s []T) []byte {
 	if len(s) == 0 {
@@ -63,25 +84,25 @@ func view[T any](b []byte) []T {
 }
 
 // FromFloat32 views s as a tensor without copying.
-func FromFloat32(s []float32) Tensor { return Tensor{Float32, asBytes(s)} }
+func FromFloat32(s []float32) Tensor { return Tensor{DType: Float32, Data: asBytes(s)} }
 
 // FromFloat64 views s as a tensor without copying.
-func FromFloat64(s []float64) Tensor { return Tensor{Float64, asBytes(s)} }
+func FromFloat64(s []float64) Tensor { return Tensor{DType: Float64, Data: asBytes(s)} }
 
 // FromInt32 views s as a tensor without copying.
-func FromInt32(s []int32) Tensor { return Tensor{Int32, asBytes(s)} }
+func FromInt32(s []int32) Tensor { return Tensor{DType: Int32, Data: asBytes(s)} }
 
 // FromInt64 views s as a tensor without copying.
-func FromInt64(s []int64) Tensor { return Tensor{Int64, asBytes(s)} }
+func FromInt64(s []int64) Tensor { return Tensor{DType: Int64, Data: asBytes(s)} }
 
 // FromUint8 views s as a tensor without copying.
-func FromUint8(s []uint8) Tensor { return Tensor{Uint8, s} }
+func FromUint8(s []uint8) Tensor { return Tensor{DType: Uint8, Data: s} }
 
 // FromFloat16 views raw binary16 values as a tensor without copying.
-func FromFloat16(s []uint16) Tensor { return Tensor{Float16, asBytes(s)} }
+func FromFloat16(s []uint16) Tensor { return Tensor{DType: Float16, Data: asBytes(s)} }
 
 // FromBFloat16 views raw bfloat16 values as a tensor without copying.
-func FromBFloat16(s []uint16) Tensor { return Tensor{BFloat16, asBytes(s)} }
+func FromBFloat16(s []uint16) Tensor { return Tensor{DType: BFloat16, Data: asBytes(s)} }
 
 // Float32s views the tensor's memory as float32 values; it panics on another type.
 func (t Tensor) Float32s() []float32 { t.must(Float32); return view[float32](t.Data) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -104,10 +105,18 @@ func (a *Allocation) Fits(spec *job.Spec) string {
 	if spec.NP > a.Size() {
 		return fmt.Sprintf("np %d is more than the %d ranks the engine started", spec.NP, a.Size())
 	}
-	if n, err := meshServers(spec); err != nil {
+	n, err := ServerProcesses(spec.Strategy, spec.Options, spec.NP)
+	if err != nil {
 		return err.Error()
-	} else if n > 0 {
-		return "dedicated server processes run only under the local launcher"
+	}
+	inMesh, err := meshServers(spec)
+	switch {
+	case err != nil:
+		return err.Error()
+	case n > inMesh:
+		return "dedicated servers outside the job's mesh (transport=grpc) run only under the local launcher"
+	case spec.NP+n > a.Size():
+		return fmt.Sprintf("np %d and %d dedicated servers are more than the %d ranks the engine started", spec.NP, n, a.Size())
 	}
 	return ""
 }
@@ -297,8 +306,11 @@ func (a *Allocation) awaitDone(ctx context.Context, k int) error {
 // otherwise.
 func (a *Allocation) part(ctx context.Context, spec *job.Spec, emit func(*results.Record) error) error {
 	tr, err := a.mesh(ctx, spec)
-	if err != nil || a.Rank() >= spec.NP {
+	if err != nil {
 		return err
+	}
+	if a.Rank() >= spec.NP {
+		return a.serve(ctx, spec, tr)
 	}
 	if emit == nil {
 		emit = func(*results.Record) error { return nil }
@@ -334,4 +346,25 @@ func (a *Allocation) mesh(ctx context.Context, spec *job.Spec) (driver.Transport
 	}
 	a.meshes[link] = tr
 	return tr, nil
+}
+
+// serve is a rank's share of a launch whose strategy runs dedicated
+// servers over the mesh: the ranks after the workers are its servers, as an
+// engine's last ranks are in a job of its own (engineServer); the rest
+// idle.
+func (a *Allocation) serve(ctx context.Context, spec *job.Spec, tr driver.Transport) error {
+	n, err := meshServers(spec)
+	index := a.Rank() - spec.NP
+	if err != nil || index >= n {
+		return err
+	}
+	st, err := collective.Lookup(spec.Strategy)
+	if err != nil {
+		return err
+	}
+	return st.(driver.Servers).Serve(ctx, driver.ServerConfig{
+		Index: index, Count: n, Workers: spec.NP, Store: a.store, Timeout: spec.Timeout,
+		Options: spec.Options, ListenHost: launch.ListenHost(a.getenv), JobID: a.jobID, Token: a.token,
+		Transport: tr, Logf: func(f string, args ...any) { fmt.Fprintf(os.Stderr, f+"\n", args...) },
+	})
 }

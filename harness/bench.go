@@ -41,7 +41,9 @@ var benchmarks = map[string]benchmark{
 		// all_reduce(out). The copy is part of the measured time.
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace {
-				copy(b.out.Data, b.in.Data)
+				if err := b.out.CopyFrom(b.in); err != nil {
+					return err
+				}
 			}
 			return b.comm.AllReduce(ctx, b.out, b.op)
 		},
@@ -52,7 +54,9 @@ var benchmarks = map[string]benchmark{
 		alloc: allocWhole,
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace {
-				copy(b.out.Data, b.in.Data)
+				if err := b.out.CopyFrom(b.in); err != nil {
+					return err
+				}
 			}
 			return b.comm.Reduce(ctx, b.out, b.root, b.op)
 		},
@@ -68,7 +72,9 @@ var benchmarks = map[string]benchmark{
 		alloc: allocWhole,
 		run: func(ctx context.Context, b *instance) error {
 			if !b.inplace && b.r == b.root {
-				copy(b.out.Data, b.in.Data)
+				if err := b.out.CopyFrom(b.in); err != nil {
+					return err
+				}
 			}
 			return b.comm.Broadcast(ctx, b.out, b.root)
 		},
@@ -148,8 +154,7 @@ var benchmarks = map[string]benchmark{
 		},
 		run: func(ctx context.Context, b *instance) error {
 			if b.n == 1 {
-				copy(b.out.Data, b.in.Data)
-				return nil
+				return b.out.CopyFrom(b.in)
 			}
 			right, left := (b.r+1)%b.n, (b.r-1+b.n)%b.n
 			s := b.comm.ISend(ctx, b.in, right, 0)

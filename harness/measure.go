@@ -8,6 +8,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness/job"
+	"github.com/distbench/distbench/internal/telemetry"
 	"github.com/distbench/distbench/results"
 )
 
@@ -17,6 +18,13 @@ import (
 func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
 	var ids *rankIDs  // every rank's host and pid, from the first point
 	gathered := false // by every rank alike: the ids ride on one point's gather
+	// Rank 0 samples its host's GPUs during each point's timed
+	// iterations; without an NVIDIA driver tel is nil and samples nothing.
+	var tel *telemetry.Sampler
+	if comm.Rank() == 0 {
+		tel, _ = openTelemetry()
+		defer tel.Close()
+	}
 	for _, p := range spec.Points {
 		start := time.Now()
 		var rec *results.Record
@@ -25,7 +33,7 @@ func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit fun
 		if t, _ := job.TraitsOf(p.Collective); t.PointToPoint {
 			rec, err = measureP2P(ctx, comm, spec, p) // harness/p2p.go
 		} else {
-			rec, pids, err = measurePoint(ctx, comm, spec, p, !gathered)
+			rec, pids, err = measurePoint(ctx, comm, spec, p, !gathered, tel)
 			gathered = true
 		}
 		if pids != nil {
@@ -61,7 +69,7 @@ func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit fun
 
 // measurePoint measures p; on rank 0 it returns its record, and with the
 // first point (first) every rank's identity.
-func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p job.Point, first bool) (*results.Record, *rankIDs, error) {
+func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p job.Point, first bool, tel *telemetry.Sampler) (*results.Record, *rankIDs, error) {
 	dt, err := collective.ParseDType(p.DType)
 	if err != nil {
 		return nil, nil, err
@@ -81,6 +89,17 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	if inst.in.DType == 0 {
 		inst.in.DType = dt
 	}
+	// With --device cuda the operations run on device copies of the
+	// buffers (harness/device.go); the check fills and counts the host's.
+	run := inst
+	var dev *devicePoint
+	if spec.OnDevice() {
+		if dev, err = onDevice(inst); err != nil {
+			return nil, nil, err
+		}
+		defer dev.release()
+		run = dev.dev
+	}
 
 	// Correctness first, on fresh exact inputs: timing iterations compound
 	// reductions in place, so their results are not checkable.
@@ -90,7 +109,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 		// wrong element.
 		for c := 0; c < max(spec.CheckRuns, 1) && wrong <= 0; c++ {
 			b.fill(inst)
-			if err := b.run(ctx, inst); err != nil {
+			if err := dev.checked(func() error { return b.run(ctx, run) }); err != nil {
 				return nil, nil, fmt.Errorf("check run %d: %w", c+1, err)
 			}
 			w := collective.FromInt64([]int64{b.wrong(inst)})
@@ -101,7 +120,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 		}
 	}
 	for range spec.Warmup {
-		if err := b.run(ctx, inst); err != nil {
+		if err := b.run(ctx, run); err != nil {
 			return nil, nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -114,9 +133,11 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	}
 	iters := spec.Iters
 	times := make([]float64, 0, iters)
+	sampling := tel.Start(gpuSampleEvery)
+	defer sampling.Stop() // on an error return; else stopped below
 	for i := 0; i < iters; i++ {
 		t0 := time.Now()
-		if err := b.run(ctx, inst); err != nil {
+		if err := b.run(ctx, run); err != nil {
 			return nil, nil, fmt.Errorf("iteration %d: %w", i, err)
 		}
 		times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
@@ -132,6 +153,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 			}
 		}
 	}
+	gpus := sampling.Stop()
 	wire, err := w.stop(ctx, comm)
 	if err != nil {
 		return nil, nil, err
@@ -168,6 +190,7 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	setWire(rec, per, stride, iters, len(wire), comm.Size())
 	rec.Iters = iters
 	rec.Wrong = wrong
+	rec.GPU = gpus
 	if err := results.Fill(rec, slowest); err != nil && p.Collective != "barrier" {
 		return nil, nil, err
 	}
@@ -177,6 +200,14 @@ func measurePoint(ctx context.Context, comm collective.Comm, spec *job.Spec, p j
 	}
 	return rec, ids, nil
 }
+
+// openTelemetry opens NVML; tests give a mock's.
+var openTelemetry = telemetry.Open
+
+// gpuSampleEvery is how often telemetry samples the GPUs during a point,
+// besides at its start and end: NVML's utilisation and PCIe figures are
+// themselves averages over windows of about this size or less.
+const gpuSampleEvery = 100 * time.Millisecond
 
 // budgetIters decides, after the first job.MinBudgetIters timed iterations, how
 // many iterations of a point fit in spec.TimeBudget. Every rank must run the

@@ -40,9 +40,17 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	if idx := getenv(launch.EnvServerIndex); idx != "" {
 		return serverMain(ctx, spec, getenv, url, jobID, token, idx, getenv(launch.EnvServerCount), launch.ListenHost(getenv), joinTimeout)
 	}
+	// An engine starts a strategy's servers too, as its last ranks.
+	idx, count, workers, err := engineServer(spec, getenv)
+	if err != nil {
+		return err
+	}
+	if idx >= 0 {
+		return serverMain(ctx, spec, getenv, url, jobID, token, strconv.Itoa(idx), strconv.Itoa(count), launch.ListenHost(getenv), joinTimeout)
+	}
 
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
-		URL: url, Rank: -1, Size: -1, Timeout: joinTimeout, JobID: jobID, Token: token, Getenv: getenv,
+		URL: url, Rank: -1, Size: workers, Timeout: joinTimeout, JobID: jobID, Token: token, Getenv: getenv,
 	})
 	if err != nil {
 		return err

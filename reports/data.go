@@ -41,6 +41,9 @@ func seriesName(r *results.Record) string {
 	for _, k := range keys {
 		name += fmt.Sprintf(" %s=%s", k, r.Options[k])
 	}
+	if r.Device != "" {
+		name += " (" + r.Device + ")" // device buffers: a line apart from the same strategy's host runs
+	}
 	if name == "" {
 		name = "(unnamed)"
 	}

@@ -76,7 +76,7 @@ func (rp *report) write() error {
 	}
 	for _, s := range secs {
 		rp.m.h(2, s.title)
-		steps := []func(*section) error{rp.writeWinners, rp.writeBusBW, rp.writeWire, rp.writeLatency, rp.writeScaling}
+		steps := []func(*section) error{rp.writeWinners, rp.writeBusBW, rp.writeWire, rp.writeGPU, rp.writeLatency, rp.writeScaling}
 		if s.sizes[len(s.sizes)-1] <= 0 {
 			// Nothing to draw against size on a log axis (a barrier, say).
 			steps = []func(*section) error{rp.writeWinners, rp.writeScaling}
@@ -98,6 +98,9 @@ func (rp *report) write() error {
 				return fmt.Errorf("training %s: %w", g.title, err)
 			}
 		}
+	}
+	if err := rp.writeModel(); err != nil {
+		return fmt.Errorf("model: %w", err)
 	}
 	return rp.writeFailed()
 }

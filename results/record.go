@@ -37,8 +37,9 @@ type Record struct {
 	Op         string            `json:"op,omitempty"`
 	Root       int               `json:"root"`
 	InPlace    bool              `json:"inplace"`
-	Link       string            `json:"link,omitempty"`  // network shaping, "" for none
-	Hosts      string            `json:"hosts,omitempty"` // simulated hosts of a local launch (job.HostsOf), "" for none
+	Link       string            `json:"link,omitempty"`   // network shaping, "" for none
+	Device     string            `json:"device,omitempty"` // "cuda": buffers in GPU memory; "" for host memory
+	Hosts      string            `json:"hosts,omitempty"`  // simulated hosts of a local launch (job.HostsOf), "" for none
 	Options    map[string]string `json:"options,omitempty"`
 	Iters      int               `json:"iters,omitempty"`
 	Warmup     int               `json:"warmup,omitempty"`
@@ -99,6 +100,9 @@ type Record struct {
 	WireServerSentBytes []float64 `json:"wire_server_sent_bytes,omitempty"`
 	WireServerRecvBytes []float64 `json:"wire_server_recv_bytes,omitempty"`
 	WireBusiestBytes    float64   `json:"wire_busiest_bytes,omitempty"`
+
+	// GPU is each GPU's telemetry during the timed iterations (gpu.go).
+	GPU []GPUStats `json:"gpu,omitempty"`
 
 	// Per rank, indexed by rank (see ranks.go): each rank's hostname and
 	// process id, gathered once per launch, and the median and mean of its

@@ -138,6 +138,7 @@ func mergePoint(byRound map[int][]Record, of int, fill FillFunc) Record {
 	}
 	mergeWire(&m, pooled)
 	mergeRanks(&m, pooled)
+	mergeGPU(&m, pooled)
 	if allSampled {
 		_ = fill(&m, samples) // see MergeRounds on its error
 		return m
@@ -173,5 +174,6 @@ func cloneRecord(r *Record) Record {
 	m.Options = maps.Clone(r.Options)
 	cloneWire(&m)
 	cloneRanks(&m)
+	m.GPU = cloneGPU(r.GPU)
 	return m
 }

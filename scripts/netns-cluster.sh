@@ -19,6 +19,13 @@
 # apart: interface names are at most 15 bytes, so keep it short.
 # SUBNET is DISTBENCH_NETNS_SUBNET, default 10.231.0. Needs root (or
 # CAP_NET_ADMIN and CAP_SYS_ADMIN) and iproute2.
+#
+# The NIC's queue is a knob, because it decides what many-to-one traffic (a
+# parameter server's pushes) costs: NETNS_TBF_LATENCY bounds tbf's queue
+# (default 200ms, deep enough never to drop below the rate), NETNS_LEAF puts
+# a qdisc under tbf (fq_codel, where the kernel has it: these have only
+# tbf and pfifo), NETNS_SYSCTL sets a sysctl in every host, e.g.
+# net.ipv4.tcp_slow_start_after_idle=0.
 set -euo pipefail
 
 P=${DISTBENCH_NETNS_PREFIX:-db}
@@ -45,11 +52,10 @@ shape() { # dev [netns]
   local dev=$1 ns=${2:-} burst
   [ "$RATE" = none ] && return 0
   burst=$(burst_for "$RATE")
-  if [ -n "$ns" ]; then
-    ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$RATE" burst "$burst" latency 200ms
-  else
-    tc qdisc replace dev "$dev" root tbf rate "$RATE" burst "$burst" latency 200ms
-  fi
+  local run=()
+  [ -n "$ns" ] && run=(ip netns exec "$ns")
+  "${run[@]}" tc qdisc replace dev "$dev" root handle 1: tbf rate "$RATE" burst "$burst" latency "${NETNS_TBF_LATENCY:-200ms}"
+  [ -z "${NETNS_LEAF:-}" ] || "${run[@]}" tc qdisc add dev "$dev" parent 1:1 handle 10: $NETNS_LEAF
 }
 
 up() {
@@ -66,6 +72,7 @@ up() {
     ip link set "${P}p$i" netns "$ns"
     ip link set "${P}v$i" master "$BR" up
     ip netns exec "$ns" ip link set lo up
+    [ -z "${NETNS_SYSCTL:-}" ] || ip netns exec "$ns" sysctl -qw $NETNS_SYSCTL
     ip netns exec "$ns" ip addr add "$SUBNET.$((i + 1))/24" dev "${P}p$i"
     ip netns exec "$ns" ip link set "${P}p$i" up
     shape "${P}p$i" "$ns"

@@ -62,13 +62,15 @@ func runEngine(cmd *cobra.Command, engine string, np int, extra []string, stdout
 	return err
 }
 
-// planRanks is how many ranks a plan's largest launch needs: the size of the
-// allocation that sweeps it.
+// planRanks is how many ranks a plan's largest launch needs, its workers
+// and a parameter server's dedicated servers: the size of the allocation
+// that sweeps it.
 func planRanks(exp *plan.Expanded) int {
 	n := 1
 	for _, g := range exp.Groups {
 		if g.Spec != nil {
-			n = max(n, g.Spec.NP)
+			k, _ := harness.ServerProcesses(g.Spec.Strategy, g.Spec.Options, g.Spec.NP) // a bad option fails the launch itself
+			n = max(n, g.Spec.NP+k)
 		}
 	}
 	return n
@@ -90,9 +92,10 @@ func planTimeout(exp *plan.Expanded) time.Duration {
 
 // inAllocation runs a sweep as one rank of an engine's allocation. Rank 0
 // runs the sweep, each launch on the allocation's first np ranks, and
-// writes the run directory; the others follow it. Launches that cannot run
-// in the allocation (more ranks than it has, a reference peer, dedicated
-// server processes) are recorded as skipped, saying why.
+// writes the run directory; the others follow it; the ranks after a
+// launch's workers are its dedicated servers, if it has any. Launches that
+// cannot run in the allocation (more ranks than it has, a reference peer,
+// servers outside the mesh) are recorded as skipped, saying why.
 func inAllocation(cmd *cobra.Command, exp *plan.Expanded, sweep func(harness.SweepOptions) error) error {
 	ctx := cmd.Context()
 	alloc, err := harness.JoinAllocation(ctx, os.Getenv, planTimeout(exp))

@@ -36,6 +36,9 @@ var completedFlags = map[string]func(c *cobra.Command, typed string) []string{
 	"average": func(*cobra.Command, string) []string { return []string{"0", "1", "2", "3"} },
 	// A link is also RATE[,LATENCY]; only its names can be offered.
 	"link": func(*cobra.Command, string) []string { return append(transport.LinkPresets(), "none") },
+	"device": func(*cobra.Command, string) []string {
+		return []string{collective.CPU.String(), collective.CUDA.String()}
+	},
 }
 
 // withAll adds run's "all" (nccl-tests' -d all, -o all) to names.

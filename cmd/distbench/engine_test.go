@@ -59,6 +59,71 @@ func TestEngineMpirun(t *testing.T) {
 	engineRows(t, stdout, 2)
 }
 
+// TestEngineMPICH runs the same under MPICH's Hydra, which exports with
+// -genvlist, and checks what a user who runs it by hand without the
+// rendezvous is told.
+func TestEngineMPICH(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	hydra, err := exec.LookPath("mpirun.mpich")
+	if err != nil {
+		t.Skip("mpirun.mpich not found (Debian: apt-get install mpich; .ci/run installs it)")
+	}
+	// A script, not a link: Hydra finds its proxy beside the path it was
+	// started by.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "mpirun"), []byte("#!/bin/sh\nexec "+hydra+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv(envArgv, "1")
+	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "3", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 3 -genvlist DISTBENCH_TOKEN,MASTER_PORT,MASTER_ADDR ") {
+		t.Errorf("want Hydra's -genvlist on the printed line: %s", stderr)
+	}
+	engineRows(t, stdout, 2)
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hydra, "-n", "2", self, "run", "--launcher", "env", "-b", "4KiB", "-e", "4KiB")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MASTER_") })
+	out, err := cmd.CombinedOutput()
+	want := "MPICH tells its ranks no host of the job: pass the host of rank 0 and a free port to every rank, mpiexec -genv MASTER_ADDR"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("by hand without MASTER_ADDR: %v, want an error with %q:\n%s", err, want, out)
+	}
+}
+
+// TestEngineDedicatedServers runs a parameter server with dedicated server
+// processes under mpirun: distbench asks Open MPI for np workers and k
+// servers, and the engine's last k ranks become the servers.
+func TestEngineDedicatedServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "2", "--strategy", "ps",
+		"--opt", "placement=dedicated", "--opt", "servers=2", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 4 ") {
+		t.Errorf("want mpirun of 2 workers and 2 servers: %s", stderr)
+	}
+	engineRows(t, stdout, 2)
+}
+
 // standInSrun is srun as far as distbench uses it: -n N, --export, and the
 // program; each task gets Slurm's variables.
 const standInSrun = `#!/bin/sh
@@ -183,6 +248,38 @@ func TestEngineInterrupted(t *testing.T) {
 	}
 	if run.Complete() || len(run.Records) == 0 {
 		t.Errorf("complete %v with %d records: want the measured records kept, the run incomplete", run.Complete(), len(run.Records))
+	}
+}
+
+// TestEngineSweepDedicated sweeps a parameter server with dedicated servers
+// at np 2 and 4 in one allocation: 6 ranks, for 4 workers and 2 servers;
+// at np 2 the servers are ranks 2 and 3 and the last two idle.
+func TestEngineSweepDedicated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	t.Setenv(envArgv, "1")
+	out := filepath.Join(t.TempDir(), "engine")
+	code, stdout, stderr := runCLI(t, "sweep", "--launcher", "mpirun", "--out", out, "--strategy", "ps",
+		"--opt", "placement=dedicated", "--opt", "servers=2", "--np", "2,4", "-b", "4KiB", "-e", "64KiB", "-f", "16",
+		"-n", "3", "-w", "1", "--rounds", "1", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("sweep under mpirun: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running mpirun -n 6 ") || !strings.Contains(stdout, "4 of 4 points measured") {
+		t.Errorf("want one mpirun of 6 ranks measuring 4 points:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	run, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range run.Records {
+		if r.Wrong != 0 || r.Error != "" {
+			t.Errorf("np %d, %d bytes: %d wrong, error %q", r.NP, r.Bytes, r.Wrong, r.Error)
+		}
 	}
 }
 

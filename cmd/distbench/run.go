@@ -37,6 +37,7 @@ type runFlags struct {
 	timeout                   time.Duration
 	opts                      []string
 	inplace                   string
+	device                    string
 	// nccl-tests' options (see ncclOutput).
 	average, perIter, perIterSkip, cycles, timestamps int
 	ncclJSON                                          string
@@ -98,8 +99,13 @@ rank's figures.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.launcher == "env" {
-				// The engine's world size; --np, if given, must agree.
-				n, err := launch.EngineWorldSize(os.Getenv, f.np, cmd.Flags().Changed("np"))
+				// The engine's world size, less the strategy's server
+				// processes (its last ranks); --np, if given, must agree.
+				opts, err := parseOpts(f.opts)
+				if err != nil {
+					return usageError{err}
+				}
+				n, err := harness.EngineNP(os.Getenv, f.strategy, opts, f.np, cmd.Flags().Changed("np"))
 				if err != nil {
 					return usageError{err}
 				}
@@ -119,7 +125,13 @@ rank's figures.`,
 				return usageError{err}
 			}
 			if slices.Contains(launch.Engines(), f.launcher) {
-				return runEngine(cmd, f.launcher, f.np, f.launcherArgs, stdout, stderr)
+				// The engine starts the strategy's servers too, after the
+				// workers (harness.EngineNP).
+				k, err := harness.ServerProcesses(spec.Strategy, spec.Options, spec.NP)
+				if err != nil {
+					return usageError{err}
+				}
+				return runEngine(cmd, f.launcher, f.np+k, f.launcherArgs, stdout, stderr)
 			}
 			return runSpec(cmd, spec, f, stdout, stderr)
 		},
@@ -155,6 +167,7 @@ rank's figures.`,
 	fl.StringVar(&f.hosts, "hosts", "", "lay the local ranks out on simulated hosts, each its own host identity: 2x2 (2 hosts of 2 ranks), 3,1 (ranks 0-2, then 3); for --opt algo=hier over loopback")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
+	fl.StringVar(&f.device, "device", "cpu", "where the buffers live: cpu, or cuda (GPU memory; nccl uses it directly, the others stage it through pinned host memory)")
 	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)
 	fl.StringArrayVar(&f.launcherArgs, "launcher-arg", nil, "an argument for --launcher mpirun or srun, before the program (repeatable), e.g. --launcher-arg=--hostfile=hosts")
 	// nccl-tests' long names of flags distbench names otherwise.
@@ -321,7 +334,7 @@ func (f *runFlags) spec() (*job.Spec, error) {
 		return nil, err
 	}
 	spec := &job.Spec{
-		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Hosts: f.hosts, Timeout: f.timeout,
+		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Device: specDevice(f.device), Hosts: f.hosts, Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0, CheckRuns: f.check.n,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.
@@ -430,4 +443,13 @@ func invocation(cmd *cobra.Command) []string {
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
 	})
 	return args
+}
+
+// specDevice is --device as a spec holds it: "" for the host, so that host
+// runs' records and point ids stay as they were before devices existed.
+func specDevice(d string) string {
+	if d == "cpu" {
+		return ""
+	}
+	return d
 }

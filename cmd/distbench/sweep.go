@@ -29,7 +29,7 @@ type sweepFlags struct {
 	noReport, dryRun, skipUnavail bool
 
 	strategies, colls, sizes, dtypes, ops, peers []string
-	links, opts                                  []string
+	links, opts, devices                         []string
 	nps                                          []int
 	minBytes, maxBytes, stepBytes, inplace       string
 	stepFactor                                   float64
@@ -43,7 +43,7 @@ type sweepFlags struct {
 // planFlags are the flags that describe a plan's collectives; any of them
 // makes the plan from flags instead of a file.
 var planFlags = []string{"strategy", "np", "collective", "minbytes", "maxbytes", "stepfactor", "stepbytes",
-	"sizes", "dtype", "op", "inplace", "link", "opt", "root"}
+	"sizes", "dtype", "op", "inplace", "link", "opt", "root", "device"}
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &sweepFlags{}
@@ -112,6 +112,7 @@ func (f *sweepFlags) addPlanFlags(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.links, "link", nil, "network shape, repeatable, one launch each ('' = unshaped), e.g. --link '' --link 10Gbit,25us; "+
 		"per-rank overrides alone apply to every link: --link 10g --link rank3=1Gbit, or within one: --link '10g;rank3=1Gbit'")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
+	fl.StringSliceVar(&f.devices, "device", nil, "where the buffers live, comma-separated, one launch each: cpu (default), cuda (GPU memory)")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
 
 	fl.IntVarP(&f.iters, "iters", "n", 0, fmt.Sprintf("timed iterations per point (default: the plan's, else %d)", plan.DefaultIters))
@@ -137,6 +138,11 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 	if f.dryRun {
 		printPlan(stdout, exp)
 		return nil
+	}
+	if !p.SkipUnavailable {
+		if err := devicesAvailable(exp); err != nil {
+			return usageError{err}
+		}
 	}
 	switch f.launcher {
 	case "mpirun", "srun":
@@ -336,7 +342,7 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
 	b := plan.CollectiveBlock{
 		Strategies: f.strategies, NP: f.nps, Collectives: f.colls, DTypes: f.dtypes, Ops: f.ops,
-		InPlace: f.inplace, Links: f.links, Root: f.root,
+		InPlace: f.inplace, Links: f.links, Root: f.root, Devices: f.devices,
 	}
 	if len(f.sizes) > 0 {
 		b.Sizes.List = f.sizes

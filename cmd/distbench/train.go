@@ -60,8 +60,14 @@ Every step and epoch record carries the rate it trained at (lr).`,
 				return usageError{err}
 			}
 			if launcher == "env" {
-				// The engine's world size; --np, if given, must agree.
-				n, err := launch.EngineWorldSize(os.Getenv, np, cmd.Flags().Changed("np"))
+				// The engine's world size, less a parameter server's
+				// dedicated servers (its last ranks); --np, if given, must
+				// agree.
+				o, err := parseOpts(opts)
+				if err != nil {
+					return usageError{err}
+				}
+				n, err := harness.EngineNP(os.Getenv, strategy, o, np, cmd.Flags().Changed("np"))
 				if err != nil {
 					return usageError{err}
 				}
@@ -109,7 +115,11 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			}
 			if launcher == "mpirun" || launcher == "srun" {
 				cmd.Flags().Set("out", out) // the directory rank 0 writes
-				return runEngine(cmd, launcher, np, engArgs, stdout, stderr)
+				k, err := harness.ServerProcesses(strategy, spec.Options, np)
+				if err != nil {
+					return usageError{err}
+				}
+				return runEngine(cmd, launcher, np+k, engArgs, stdout, stderr)
 			}
 			if !isRank0(launcher) {
 				// One rank of an engine's job: rank 0 writes and prints.

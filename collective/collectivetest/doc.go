@@ -14,6 +14,11 @@
 // reduction is exact in every dtype (bfloat16 included), so a single wrong
 // element is a bug, not rounding.
 //
+// [OnDevice] runs the same suite on device tensors: it mirrors every tensor
+// the suite passes in device memory from an allocator (internal/cuda's, or
+// a [FakeDevice], whose memory only its copies reach) and copies results
+// back, so a strategy is checked on device memory as it is on host memory.
+//
 // For golden schedule tests, [ScheduleWorld] is a transport world that
 // delivers messages one synchronous step at a time inside a testing/synctest
 // bubble and prints who sent which elements to whom in each step; [Golden]

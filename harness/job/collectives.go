@@ -93,6 +93,9 @@ func (s *Spec) Record(p Point) *results.Record {
 		Root: -1, InPlace: p.InPlace, Link: s.Link, Hosts: s.Hosts, Options: s.Options,
 		Iters: s.Iters, Warmup: s.Warmup, Wrong: -1,
 	}
+	if s.OnDevice() {
+		r.Device = s.Device
+	}
 	r.Iters, r.Warmup = s.ItersOf(p)
 	if t.Reduces {
 		r.Op = p.Op

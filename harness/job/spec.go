@@ -40,6 +40,9 @@ type Spec struct {
 	// A point always runs at least MinBudgetIters iterations (or Iters, if
 	// fewer). Warm-up and the check run are not counted.
 	TimeBudget time.Duration `json:"time_budget,omitempty"`
+	// Device is where the points' buffers live: "" or "cpu" for host
+	// memory, "cuda" for GPU memory (collective.ParseDevice).
+	Device string `json:"device,omitempty"`
 	// Hosts lays a local launch's ranks out on simulated hosts (HostsOf:
 	// "2x2", "3,1"), each with its own host identity, so that a
 	// hierarchical algorithm can be tried over loopback; "" for one host.
@@ -88,6 +91,9 @@ func (s *Spec) PointID(p Point) string {
 	}
 	if s.Link != "" {
 		id += "/link=" + s.Link
+	}
+	if s.OnDevice() {
+		id += "/device=" + s.Device
 	}
 	if s.Hosts != "" {
 		id += "/hosts=" + s.Hosts
@@ -157,6 +163,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Timeout < MinTimeout {
 		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
+	}
+	if err := s.validateDevice(); err != nil {
+		return err
 	}
 	if s.Link != "" {
 		rl, err := transport.ParseRankLinks(s.Link)

@@ -36,6 +36,32 @@ type Engine struct {
 	// Getenv reads the environment the engine is started from: a
 	// MASTER_ADDR or MASTER_PORT set there is kept.
 	Getenv func(string) string
+	// MPI is the mpirun on PATH, which speaks its own dialect: OpenMPI
+	// (the default) or MPICH (Hydra). Run asks mpirun --version.
+	MPI MPIFlavor
+}
+
+// MPIFlavor is an mpirun's implementation, whose options differ: Open MPI
+// exports a variable with -x VAR and needs --oversubscribe for more ranks
+// than cores, and --allow-run-as-root; MPICH's Hydra exports with
+// -genvlist VAR,VAR and needs neither.
+type MPIFlavor int
+
+const (
+	OpenMPI MPIFlavor = iota
+	MPICH
+)
+
+// mpiFlavor asks the mpirun at path which it is; one that does not say is
+// taken for Open MPI, the most common.
+func mpiFlavor(ctx context.Context, path string) MPIFlavor {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	if v := string(out); strings.Contains(v, "HYDRA") || strings.Contains(v, "MPICH") {
+		return MPICH
+	}
+	return OpenMPI
 }
 
 // Command returns the engine's command line and the environment it runs
@@ -44,7 +70,7 @@ type Engine struct {
 // on the printed line.
 //
 // MASTER_ADDR defaults to this host's name under mpirun, where Open MPI
-// places rank 0 on the first host of the allocation (this one, unless a
+// and MPICH place rank 0 on the first host of the allocation (this one, unless a
 // hostfile says otherwise: then set MASTER_ADDR to its first host). Under
 // srun it is left to the ranks, which take the first host of
 // SLURM_STEP_NODELIST.
@@ -82,6 +108,10 @@ func (e Engine) Command() (argv, env []string, err error) {
 		}
 		exported = append(exported, "MASTER_ADDR")
 		argv = []string{"mpirun", "-n", strconv.Itoa(e.NP)}
+		if e.MPI == MPICH {
+			argv = append(argv, "-genvlist", strings.Join(exported, ","))
+			break
+		}
 		if os.Geteuid() == 0 {
 			// Open MPI refuses root without it; containers often are root.
 			argv = append(argv, "--allow-run-as-root")
@@ -139,6 +169,13 @@ func (e Engine) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return fmt.Errorf("--launcher %s: %s not found on PATH (install it, or run the engine yourself with --launcher env)", e.Name, argv[0])
+	}
+	if e.Name == "mpirun" {
+		if e.MPI = mpiFlavor(ctx, path); e.MPI == MPICH {
+			if argv, env, err = e.Command(); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Fprintf(stderr, "distbench: running %s\n", strings.Join(argv, " "))
 	cmd := exec.Command(path, argv[1:]...)

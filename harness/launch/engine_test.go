@@ -1,6 +1,8 @@
 package launch
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,9 @@ func TestEngineCommand(t *testing.T) {
 			"mpirun -n 100000 --oversubscribe -x DISTBENCH_TOKEN -x MASTER_PORT -x MASTER_ADDR d", nil, ""},
 		{"not inside an allocation", Engine{Name: "mpirun", NP: 100000, Self: "d", Getenv: env(map[string]string{"MASTER_PORT": "1", "SLURM_JOB_ID": "7"})},
 			"mpirun -n 100000 -x DISTBENCH_TOKEN -x MASTER_PORT -x MASTER_ADDR d", nil, ""},
+		{"MPICH's Hydra exports with -genvlist, oversubscribes freely", Engine{Name: "mpirun", MPI: MPICH, NP: 100000, Self: "d",
+			Extra: []string{"-f", "hosts"}, Getenv: env(map[string]string{"MASTER_PORT": "1"})},
+			"mpirun -n 100000 -genvlist DISTBENCH_TOKEN,MASTER_PORT,MASTER_ADDR -f hosts d", nil, ""},
 		{"srun leaves the address to Slurm's node list", Engine{Name: "srun", NP: 8, Self: "d", Args: []string{"run"}, Getenv: env(nil)},
 			"srun -n 8 --export=ALL,DISTBENCH_TOKEN,MASTER_PORT d run", []string{"MASTER_PORT="}, ""},
 		{"srun exports a given address", Engine{Name: "srun", NP: 2, Self: "d", Getenv: env(map[string]string{"MASTER_ADDR": "n0", "MASTER_PORT": "5"})},
@@ -60,5 +65,25 @@ func TestEngineCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMPIFlavor(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, version string
+		want          MPIFlavor
+	}{
+		{"openmpi", "mpirun (Open MPI) 4.1.4", OpenMPI},
+		{"mpich", "HYDRA build details:\n    Version: 4.0.2", MPICH},
+		{"silent", "", OpenMPI},
+	} {
+		path := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(path, []byte("#!/bin/sh\necho '"+tt.version+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := mpiFlavor(t.Context(), path); got != tt.want {
+			t.Errorf("%s: flavor %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/harness/job"
-	"github.com/distbench/distbench/internal/rendezvous"
 )
 
 // Environment variables through which a launcher hands a worker its job.
@@ -63,22 +62,6 @@ func specFromEnv(getenv func(string) string) (*job.Spec, error) {
 		return nil, err
 	}
 	return &spec, nil
-}
-
-// EngineWorldSize is the world size of a job under `--launcher env`: the
-// engine's (WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS; see
-// rendezvous.FromEnv). np is --np, and explicit says the user gave it: it
-// must then agree with the engine's, else one error naming both.
-func EngineWorldSize(getenv func(string) string, np int, explicit bool) (int, error) {
-	info, err := rendezvous.FromEnv(getenv)
-	if err != nil {
-		return 0, err
-	}
-	if explicit && np != info.Size {
-		return 0, fmt.Errorf("--np %d, but %s started %d ranks: under --launcher env the world size is the launcher's; leave --np out or give --np %d",
-			np, info.Launcher, info.Size, info.Size)
-	}
-	return info.Size, nil
 }
 
 // ListenHost is the address a rank's listeners bind: DISTBENCH_LISTEN_HOST

@@ -202,8 +202,8 @@ func checkOptions(strategy string, opts map[string]string, where string) error {
 }
 
 // group returns the launch for a key, creating it.
-func (x *expander) group(strategy string, np int, link string, opts map[string]string, iters, warmup int, skip string) *Group {
-	key := fmt.Sprintf("%s\x00%d\x00%s\x00%v\x00%d\x00%d", strategy, np, link, opts, iters, warmup)
+func (x *expander) group(strategy string, np int, link, device string, opts map[string]string, iters, warmup int, skip string) *Group {
+	key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%v\x00%d\x00%d", strategy, np, link, device, opts, iters, warmup)
 	if g, ok := x.specs[key]; ok {
 		return g
 	}
@@ -211,7 +211,7 @@ func (x *expander) group(strategy string, np int, link string, opts map[string]s
 		opts = nil
 	}
 	g := &Group{Skip: skip, Spec: &job.Spec{
-		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Timeout: x.plan.Timeout,
+		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Device: device, Timeout: x.plan.Timeout,
 		Iters: iters, Warmup: warmup, Check: *x.plan.Check, KeepSamples: true, TimeBudget: x.plan.TimeBudget,
 	}}
 	x.specs[key] = g
@@ -239,6 +239,9 @@ func (x *expander) add(g *Group, p job.Point, about string) {
 	}
 	if s.Link != "" {
 		desc += " link=" + s.Link
+	}
+	if s.OnDevice() {
+		desc += " device=" + s.Device
 	}
 	if about != "" {
 		desc += " (" + about + ")"
@@ -319,6 +322,10 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 	if err != nil {
 		return err
 	}
+	devices, err := checkDevices(b.Devices, where)
+	if err != nil {
+		return err
+	}
 	iters, warmup := x.plan.Iters, *x.plan.Warmup
 	if b.Iters != 0 {
 		iters = b.Iters
@@ -343,8 +350,15 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 			continue
 		}
 		for _, np := range b.NP {
-			for _, link := range links {
-				g := x.group(st, np, link, b.Options, iters, warmup, why[st])
+			for _, ld := range cross(links, devices) {
+				skip := why[st]
+				if skip == "" {
+					if skip = deviceUnavailable(ld[1]); skip != "" && x.plan.SkipUnavailable {
+						x.note(fmt.Sprintf("%s: %s", where, skip))
+						continue
+					}
+				}
+				g := x.group(st, np, ld[0], ld[1], b.Options, iters, warmup, skip)
 				for _, c := range b.Collectives {
 					for _, dt := range dts {
 						for _, op := range ops {

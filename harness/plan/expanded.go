@@ -92,6 +92,9 @@ func (g *Group) Name() string {
 		if g.Spec.Link != "" {
 			s += " link=" + g.Spec.Link
 		}
+		if g.Spec.OnDevice() {
+			s += " device=" + g.Spec.Device
+		}
 		for _, k := range slices.Sorted(maps.Keys(g.Spec.Options)) {
 			s += " " + k + "=" + g.Spec.Options[k]
 		}

@@ -73,7 +73,7 @@ func oneLine(err error) error {
 // time_budget).
 var flagKeys = map[string]string{
 	"strategy": "strategies", "collective": "collectives", "dtype": "dtypes", "op": "ops",
-	"link": "links", "opt": "options",
+	"link": "links", "opt": "options", "device": "devices",
 }
 
 // rangeFlagKeys are the flags of a size range, accepted in a collectives

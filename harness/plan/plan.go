@@ -98,8 +98,8 @@ func (c *RoundCount) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// CollectiveBlock is strategies × np × links × collectives × dtypes × ops ×
-// sizes × in-place forms.
+// CollectiveBlock is strategies × np × links × devices × collectives ×
+// dtypes × ops × sizes × in-place forms.
 type CollectiveBlock struct {
 	Strategies  []string          `yaml:"strategies"`
 	NP          []int             `yaml:"np"`
@@ -109,6 +109,7 @@ type CollectiveBlock struct {
 	Ops         []string          `yaml:"ops,omitempty"`     // default sum
 	InPlace     string            `yaml:"inplace,omitempty"` // in, out or both; default in
 	Links       []string          `yaml:"links,omitempty"`   // "" is unshaped; default [""]
+	Devices     []string          `yaml:"devices,omitempty"` // where buffers live: cpu, cuda; default [cpu]
 	Options     map[string]string `yaml:"options,omitempty"` // strategy options
 	Root        int               `yaml:"root,omitempty"`
 	Iters       int               `yaml:"iters,omitempty" zero:"the plan's iters"`

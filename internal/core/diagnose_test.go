@@ -104,6 +104,10 @@ func stoppedRank(t *testing.T, ctx context.Context, store driver.Store, rank, si
 	}
 	t.Cleanup(func() { ln.Close() })
 	addr := ln.Addr().String()
+	// Published as a rank of the mesh publishes: its host, then its address.
+	if err := store.Set(ctx, transport.DefaultKeyPrefix+strconv.Itoa(rank)+"/host", []byte("stopped-host")); err != nil {
+		return "", err
+	}
 	if err := store.Set(ctx, transport.DefaultKeyPrefix+strconv.Itoa(rank), []byte(addr)); err != nil {
 		return "", err
 	}

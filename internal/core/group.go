@@ -41,6 +41,7 @@ type shared struct {
 
 	mu      sync.Mutex
 	failure error // the first failure; every later operation reports it
+	pinned  pinnedPool
 }
 
 func (s *shared) fail(err error) {
@@ -247,8 +248,8 @@ func checkTensor(name string, t collective.Tensor) error {
 	if !t.DType.Valid() {
 		return fmt.Errorf("%s has invalid dtype %d", name, t.DType)
 	}
-	if len(t.Data)%t.DType.Size() != 0 {
-		return fmt.Errorf("%s holds %d bytes, not a whole number of %s elements", name, len(t.Data), t.DType)
+	if t.Bytes()%t.DType.Size() != 0 {
+		return fmt.Errorf("%s holds %d bytes, not a whole number of %s elements", name, t.Bytes(), t.DType)
 	}
 	return nil
 }
@@ -280,9 +281,9 @@ func (g *Group) checkPair(out, in collective.Tensor, outScale, inScale int) erro
 }
 
 // finishAvg returns the op the algorithms see, and a function to run after
-// them on the tensor that holds the result.
-func (g *Group) finishAvg(op collective.Op) (collective.Op, func(collective.Tensor)) {
-	if op != collective.Avg {
+// them on the tensor that holds the result, t.
+func (g *Group) finishAvg(op collective.Op, t collective.Tensor) (collective.Op, func(collective.Tensor)) {
+	if op != collective.Avg || g.nativeAvg(t) {
 		return op, func(collective.Tensor) {}
 	}
 	n := g.Size()
@@ -293,8 +294,8 @@ func (g *Group) allReduceOp(t collective.Tensor, op collective.Op) pending {
 	if err := errors.Join(checkTensor("tensor", t), checkOp(op)); err != nil {
 		return pending{err: g.invalidErr("allreduce", "%v", err)}
 	}
-	op, finish := g.finishAvg(op)
-	return pending{name: "allreduce", fn: func(c *Call) error {
+	op, finish := g.finishAvg(op, t)
+	return g.staged(pending{name: "allreduce", fn: func(c *Call) error {
 		if g.Size() > 1 {
 			if err := g.algos.AllReduce(c, t, op); err != nil {
 				return err
@@ -302,15 +303,15 @@ func (g *Group) allReduceOp(t collective.Tensor, op collective.Op) pending {
 		}
 		finish(t)
 		return nil
-	}}
+	}}, readsWrites(&t))
 }
 
 func (g *Group) reduceOp(t collective.Tensor, root int, op collective.Op) pending {
 	if err := errors.Join(checkTensor("tensor", t), checkOp(op), g.checkRoot(root)); err != nil {
 		return pending{err: g.invalidErr("reduce", "%v", err)}
 	}
-	op, finish := g.finishAvg(op)
-	return pending{name: "reduce", fn: func(c *Call) error {
+	op, finish := g.finishAvg(op, t)
+	return g.staged(pending{name: "reduce", fn: func(c *Call) error {
 		if g.Size() > 1 {
 			if err := g.algos.Reduce(c, t, root, op); err != nil {
 				return err
@@ -320,48 +321,49 @@ func (g *Group) reduceOp(t collective.Tensor, root int, op collective.Op) pendin
 			finish(t)
 		}
 		return nil
-	}}
+	}}, readsWrites(&t))
 }
 
 func (g *Group) broadcastOp(t collective.Tensor, root int) pending {
 	if err := errors.Join(checkTensor("tensor", t), g.checkRoot(root)); err != nil {
 		return pending{err: g.invalidErr("broadcast", "%v", err)}
 	}
-	return pending{name: "broadcast", fn: func(c *Call) error {
+	return g.staged(pending{name: "broadcast", fn: func(c *Call) error {
 		if g.Size() == 1 {
 			return nil
 		}
 		return g.algos.Broadcast(c, t, root)
-	}}
+	}}, readsWrites(&t))
 }
 
 func (g *Group) allGatherOp(out, in collective.Tensor) pending {
 	if err := g.checkPair(out, in, 1, g.Size()); err != nil {
 		return pending{err: g.invalidErr("allgather", "%v", err)}
 	}
-	return pending{name: "allgather", fn: func(c *Call) error {
+	return g.staged(pending{name: "allgather", fn: func(c *Call) error {
 		if g.Size() == 1 {
-			copy(out.Data, in.Data)
-			return nil
+			return copyTensor(out, in)
 		}
 		return g.algos.AllGather(c, out, in)
-	}}
+	}}, writes(&out), reads(&in))
 }
 
 func (g *Group) reduceScatterOp(out, in collective.Tensor, op collective.Op) pending {
 	if err := errors.Join(g.checkPair(out, in, g.Size(), 1), checkOp(op)); err != nil {
 		return pending{err: g.invalidErr("reducescatter", "%v", err)}
 	}
-	op, finish := g.finishAvg(op)
-	return pending{name: "reducescatter", fn: func(c *Call) error {
+	op, finish := g.finishAvg(op, out)
+	return g.staged(pending{name: "reducescatter", fn: func(c *Call) error {
 		if g.Size() == 1 {
-			copy(out.Data, in.Data)
+			if err := copyTensor(out, in); err != nil {
+				return err
+			}
 		} else if err := g.algos.ReduceScatter(c, out, in, op); err != nil {
 			return err
 		}
 		finish(out)
 		return nil
-	}}
+	}}, writes(&out), reads(&in))
 }
 
 func (g *Group) gatherOp(out, in collective.Tensor, root int) pending {
@@ -372,13 +374,12 @@ func (g *Group) gatherOp(out, in collective.Tensor, root int) pending {
 	if err != nil {
 		return pending{err: g.invalidErr("gather", "%v", err)}
 	}
-	return pending{name: "gather", fn: func(c *Call) error {
+	return g.staged(pending{name: "gather", fn: func(c *Call) error {
 		if g.Size() == 1 {
-			copy(out.Data, in.Data)
-			return nil
+			return copyTensor(out, in)
 		}
 		return g.algos.Gather(c, out, in, root)
-	}}
+	}}, writes(&out), reads(&in))
 }
 
 func (g *Group) scatterOp(out, in collective.Tensor, root int) pending {
@@ -389,13 +390,12 @@ func (g *Group) scatterOp(out, in collective.Tensor, root int) pending {
 	if err != nil {
 		return pending{err: g.invalidErr("scatter", "%v", err)}
 	}
-	return pending{name: "scatter", fn: func(c *Call) error {
+	return g.staged(pending{name: "scatter", fn: func(c *Call) error {
 		if g.Size() == 1 {
-			copy(out.Data, in.Data)
-			return nil
+			return copyTensor(out, in)
 		}
 		return g.algos.Scatter(c, out, in, root)
-	}}
+	}}, writes(&out), reads(&in))
 }
 
 func (g *Group) allToAllOp(out, in collective.Tensor) pending {
@@ -406,13 +406,12 @@ func (g *Group) allToAllOp(out, in collective.Tensor) pending {
 	if err != nil {
 		return pending{err: g.invalidErr("alltoall", "%v", err)}
 	}
-	return pending{name: "alltoall", fn: func(c *Call) error {
+	return g.staged(pending{name: "alltoall", fn: func(c *Call) error {
 		if g.Size() == 1 {
-			copy(out.Data, in.Data)
-			return nil
+			return copyTensor(out, in)
 		}
 		return g.algos.AllToAll(c, out, in)
-	}}
+	}}, writes(&out), reads(&in))
 }
 
 func (g *Group) barrierOp() pending {
@@ -562,6 +561,9 @@ func (g *Group) closeOps() bool {
 		return false
 	}
 	g.closed = true
+	if g.top {
+		g.shared.pinned.close()
+	}
 	queues := []*serial{g.exec}
 	for _, q := range g.sendQ {
 		queues = append(queues, q)

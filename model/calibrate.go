@@ -1,0 +1,335 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
+)
+
+// Point is one measured (algorithm, link, np, size): its time per round.
+type Point struct {
+	Algo   string    `json:"algo"`
+	Link   string    `json:"link"`
+	NP     int       `json:"np"`
+	Bytes  int64     `json:"bytes"`
+	Rounds []float64 `json:"rounds_s"` // the median of each round, seconds
+	Cores  int       `json:"cores"`    // of the machine that ran every rank
+}
+
+// Topology is how the point's sweep placed its ranks, at p: all on the
+// one machine that ran it.
+func (p Point) Topology(q Params) Topology { return OneHost(p.NP, p.Cores, q) }
+
+// Time is the point's median over its rounds, in seconds.
+func (p Point) Time() float64 { return stats.Median(p.Rounds) }
+
+// Points gathers a sweep's allreduce (and broadcast) records into points, one per
+// (algorithm, link, np, size), for the algorithms the model knows. A
+// record is one round of a point (or the whole point, without rounds).
+func Points(recs []results.Record, cores int) []Point {
+	type key struct {
+		algo, link string
+		np         int
+		bytes      int64
+	}
+	byKey := map[key]*Point{}
+	var order []key
+	for _, r := range recs {
+		if r.Kind != results.KindCollective || r.Error != "" || r.Incomplete || r.Peer != "" || r.TimeUs <= 0 {
+			continue
+		}
+		a, ok := ForRecord(r.Strategy, r.Options)
+		if ok && r.Collective != a.Collective { // ring/broadcast, tree/broadcast
+			a, ok = ForRecord(r.Strategy+"/"+r.Collective, nil)
+			ok = ok && len(r.Options) == 0
+		}
+		if !ok || a.Collective != r.Collective {
+			continue
+		}
+		k := key{a.Name, r.Link, r.NP, r.Bytes}
+		p := byKey[k]
+		if p == nil {
+			p = &Point{Algo: a.Name, Link: r.Link, NP: r.NP, Bytes: r.Bytes, Cores: cores}
+			byKey[k] = p
+			order = append(order, k)
+		}
+		p.Rounds = append(p.Rounds, r.TimeUs*1e-6)
+	}
+	out := make([]Point, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+// Fit is the calibrated parameters of one algorithm on one link.
+type Fit struct {
+	Algo   string `json:"algo"`
+	Link   string `json:"link"`
+	Params Params `json:"params"`
+	// Lo and Hi bound each parameter: the 2.5th and 97.5th percentiles of
+	// bootstrap refits, each drawing one round per point.
+	Lo Params `json:"lo"`
+	Hi Params `json:"hi"`
+	// The range of the points fitted: predictions outside it extrapolate.
+	NPMin    int   `json:"np_min"`
+	NPMax    int   `json:"np_max"`
+	BytesMin int64 `json:"bytes_min"`
+	BytesMax int64 `json:"bytes_max"`
+	Points   int   `json:"points"`
+	// Median absolute relative error of the fit, in percent, over the
+	// latency-bound points (α and latency above half the time) and the
+	// bandwidth-bound ones; −1 where there are none.
+	ErrLatencyPct   float64 `json:"err_latency_pct"`
+	ErrBandwidthPct float64 `json:"err_bandwidth_pct"`
+}
+
+// Calibration is what `distbench model calibrate` writes.
+type Calibration struct {
+	Schema int      `json:"schema"`
+	Runs   []string `json:"runs,omitempty"`
+	Fits   []Fit    `json:"fits"`
+}
+
+// Lookup returns the fit for algo on link.
+func (c *Calibration) Lookup(algo, link string) (Fit, bool) {
+	for _, f := range c.Fits {
+		if f.Algo == algo && f.Link == link {
+			return f, true
+		}
+	}
+	return Fit{}, false
+}
+
+// Extrapolates reports whether (np, bytes) lies outside what f was fitted on.
+func (f Fit) Extrapolates(np int, bytes int64) bool {
+	return np < f.NPMin || np > f.NPMax || bytes < f.BytesMin || bytes > f.BytesMax
+}
+
+// LinkShape is a link's rate in bits per second (0: unlimited) and
+// latency in seconds, as the caller parses it (internal/transport).
+type LinkShape func(link string) (rateBits, latency float64, err error)
+
+// FitAll fits every (algorithm, link) in pts with at least 3 points.
+func FitAll(pts []Point, shape LinkShape, seed uint64) ([]Fit, error) {
+	type key struct{ algo, link string }
+	groups := map[key][]Point{}
+	var keys []key
+	for _, p := range pts {
+		k := key{p.Algo, p.Link}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], p)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].link < keys[j].link || keys[i].link == keys[j].link && keys[i].algo < keys[j].algo
+	})
+	var fits []Fit
+	for _, k := range keys {
+		if len(groups[k]) < 3 {
+			continue
+		}
+		rate, lat, err := shape(k.link)
+		if err != nil {
+			return nil, err
+		}
+		f, err := FitPoints(k.algo, k.link, groups[k], rate, lat, seed)
+		if err != nil {
+			return nil, err
+		}
+		fits = append(fits, f)
+	}
+	return fits, nil
+}
+
+// FitPoints fits α, κ and γ of algo on one link to pts by iteratively
+// reweighted least squares on relative residuals (Huber weights, so a point
+// hit by load on the machine pulls little), with the wire's β and latency
+// fixed at the link's shape (what the shaper enforces; an unshaped link has
+// no β and κ takes its bytes), and bootstraps the fit over the points'
+// rounds.
+func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed uint64) (Fit, error) {
+	a, err := Lookup(algo)
+	if err != nil {
+		return Fit{}, err
+	}
+	p := Params{Alpha: 20e-6, Latency: latency, Gamma: 0.5e-9, Kappa: 0.5e-9}
+	if rateBits > 0 {
+		p.Beta = 8 / rateBits
+	}
+	fixed := p
+	rows := make([]Terms, len(pts))
+	ys := make([]float64, len(pts))
+	for i, pt := range pts {
+		ys[i] = pt.Time()
+	}
+	w := make([]float64, len(pts))
+	for i := range w {
+		w[i] = 1
+	}
+	for iter := 0; iter < 8; iter++ {
+		for i, pt := range pts {
+			t, _, err := a.TermsAt(p, pt.NP, pt.Bytes, pt.Topology)
+			if err != nil {
+				return Fit{}, fmt.Errorf("model: %s np %d %d B: %w", algo, pt.NP, pt.Bytes, err)
+			}
+			rows[i] = t
+		}
+		q := solve(rows, ys, w, fixed)
+		// Huber weights on the relative residuals, at 1.345 MADs.
+		res := make([]float64, len(pts))
+		for i := range pts {
+			res[i] = (rows[i].At(q) - ys[i]) / ys[i]
+		}
+		s := 1.4826 * stats.MADSpread(res)
+		if s <= 0 {
+			s = 1e-3
+		}
+		for i, r := range res {
+			w[i] = 1
+			if k := 1.345 * s; math.Abs(r) > k {
+				w[i] = k / math.Abs(r)
+			}
+		}
+		p = q
+	}
+	f := Fit{Algo: algo, Link: link, Params: p, Points: len(pts), NPMin: math.MaxInt, BytesMin: math.MaxInt64}
+	var lat, bw []float64
+	for i, pt := range pts {
+		f.NPMin, f.NPMax = min(f.NPMin, pt.NP), max(f.NPMax, pt.NP)
+		f.BytesMin, f.BytesMax = min(f.BytesMin, pt.Bytes), max(f.BytesMax, pt.Bytes)
+		pred := rows[i].At(p)
+		e := 100 * math.Abs(pred-ys[i]) / ys[i]
+		if latencyBound(rows[i], p) {
+			lat = append(lat, e)
+		} else {
+			bw = append(bw, e)
+		}
+	}
+	f.ErrLatencyPct, f.ErrBandwidthPct = medianOr(lat), medianOr(bw)
+	f.Lo, f.Hi = bootstrap(rows, pts, w, fixed, seed)
+	return f, nil
+}
+
+// latencyBound reports whether α and latency make more than half of t at p.
+func latencyBound(t Terms, p Params) bool {
+	return t.Alpha*p.Alpha+t.Latency*p.Latency > 0.5*t.At(p)
+}
+
+func medianOr(xs []float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	return stats.Median(xs)
+}
+
+// solve is weighted least squares of ys on rows' α, κ and γ, the
+// residuals relative (each row divided by its y), the latency and β terms
+// fixed at fixed's; a parameter that comes out negative is dropped and the
+// rest refitted.
+func solve(rows []Terms, ys, w []float64, fixed Params) Params {
+	use := [3]bool{true, true, true}
+	for {
+		var ata [3][3]float64
+		var atb [3]float64
+		for i, t := range rows {
+			x := [3]float64{t.Alpha, t.Kappa, t.Gamma}
+			y := ys[i] - t.Latency*fixed.Latency - t.Beta*fixed.Beta
+			s := w[i] / (ys[i] * ys[i])
+			for j := range 3 {
+				if !use[j] {
+					continue
+				}
+				atb[j] += s * x[j] * y
+				for k := range 3 {
+					if use[k] {
+						ata[j][k] += s * x[j] * x[k]
+					}
+				}
+			}
+		}
+		for j := range 3 {
+			if !use[j] {
+				ata[j][j] = 1
+			}
+			ata[j][j] *= 1 + 1e-9 // a touch of ridge: γ and κ can be collinear
+			if ata[j][j] == 0 {
+				ata[j][j] = 1
+			}
+		}
+		x := gauss(ata, atb)
+		neg := false
+		for j := range 3 {
+			if use[j] && x[j] < 0 {
+				use[j], neg = false, true
+			}
+		}
+		if !neg {
+			return Params{Alpha: x[0], Latency: fixed.Latency, Beta: fixed.Beta, Kappa: x[1], Gamma: x[2]}
+		}
+	}
+}
+
+// gauss solves a 3×3 system by elimination with partial pivoting.
+func gauss(a [3][3]float64, b [3]float64) [3]float64 {
+	for c := range 3 {
+		p := c
+		for r := c + 1; r < 3; r++ {
+			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
+				p = r
+			}
+		}
+		a[c], a[p] = a[p], a[c]
+		b[c], b[p] = b[p], b[c]
+		if a[c][c] == 0 {
+			continue
+		}
+		for r := c + 1; r < 3; r++ {
+			f := a[r][c] / a[c][c]
+			for k := c; k < 3; k++ {
+				a[r][k] -= f * a[c][k]
+			}
+			b[r] -= f * b[c]
+		}
+	}
+	var x [3]float64
+	for r := 2; r >= 0; r-- {
+		s := b[r]
+		for k := r + 1; k < 3; k++ {
+			s -= a[r][k] * x[k]
+		}
+		if a[r][r] != 0 {
+			x[r] = s / a[r][r]
+		}
+	}
+	return x
+}
+
+// bootstrap refits the final linearisation 200 times, each with one round
+// drawn per point, and returns the 2.5th and 97.5th percentiles.
+func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, seed uint64) (lo, hi Params) {
+	const reps = 200
+	rng := rand.New(rand.NewPCG(seed, 21))
+	var al, be, ga []float64
+	ys := make([]float64, len(pts))
+	for range reps {
+		for i, pt := range pts {
+			ys[i] = pt.Rounds[rng.IntN(len(pt.Rounds))]
+		}
+		q := solve(rows, ys, w, fixed)
+		al, be, ga = append(al, q.Alpha), append(be, q.Kappa), append(ga, q.Gamma)
+	}
+	for _, xs := range [][]float64{al, be, ga} {
+		slices.Sort(xs)
+	}
+	lo, hi = fixed, fixed
+	lo.Alpha, lo.Kappa, lo.Gamma = stats.Quantile(al, 0.025), stats.Quantile(be, 0.025), stats.Quantile(ga, 0.025)
+	hi.Alpha, hi.Kappa, hi.Gamma = stats.Quantile(al, 0.975), stats.Quantile(be, 0.975), stats.Quantile(ga, 0.975)
+	return lo, hi
+}

@@ -1,0 +1,261 @@
+package model
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Terms is a closed form written as coefficients of the parameters:
+// T = Alpha·α + Latency·L + Beta·β + Gamma·γ + Kappa·κ + Steps·Step.
+// Written so, calibration is linear least squares; Closed evaluates it.
+type Terms struct{ Alpha, Latency, Beta, Gamma, Kappa, Steps float64 }
+
+// At evaluates t at p, in seconds.
+func (t Terms) At(p Params) float64 {
+	return t.Alpha*p.Alpha + t.Latency*p.Latency + t.Beta*p.Beta + t.Gamma*p.Gamma + t.Kappa*p.Kappa + t.Steps*p.Step
+}
+
+// withKappa charges the sender's CPU for every byte the form puts on the
+// wire: the closed forms see a flat network of idle hosts, where the two
+// add up.
+func withKappa(t Terms) Terms {
+	t.Kappa = t.Beta
+	return t
+}
+
+// longest returns whichever of ts takes longest at p: a pipeline's time is
+// the longest of its bounds (egress, dependency chain, ingress).
+func longest(p Params, ts ...Terms) Terms {
+	best := ts[0]
+	for _, t := range ts[1:] {
+		if t.At(p) > best.At(p) {
+			best = t
+		}
+	}
+	return best
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+func log2Ceil(n int) int { return bits.Len(uint(n - 1)) }
+
+// The closed forms: derivations in docs/model.md, one section each, named
+// as the functions. n ranks, S bytes, b a message's bytes, c the chunks
+// per segment; m = α + bβ is a message's occupancy of its sender.
+
+// ringRSAGTerms: 2(n−1) steps of c chunks of b = S/(nc). Bounds: egress
+// 2(n−1)c·m + L; one chunk's chain 2(n−1)(m+L) + (n−1)bγ + (c−1)m;
+// the receiver's NIC α + L + 2(n−1)c·bβ; its reader, which reduces
+// while the NIC takes in the next chunk, α + L + bβ + (n−1)c·bγ.
+func ringRSAGTerms(p Params, n int, S int64, chunk int) Terms {
+	if n < 2 {
+		return Terms{}
+	}
+	seg := S / int64(n)
+	c := ringChunk(chunk, int(ceilDiv(S, int64(n))), ringDefaultChunk, 4)
+	k := float64(max(1, ceilDiv(seg, int64(c))))
+	b := float64(seg) / k
+	G := float64(2 * (n - 1))
+	R := float64(n - 1)
+	egress := Terms{Alpha: G * k, Beta: G * k * b, Latency: 1, Steps: G}
+	if n == 2 {
+		// Two steps: chunk ch of step 1 goes out d sends after chunk ch of
+		// step 0 (d = the wave's lag), so each waits out whatever of its
+		// predecessor's latency and reduction d−1 sends do not cover.
+		d := 1.0
+		if c < ringLagOneChunk {
+			d = 2
+		}
+		stall := Terms{Latency: k, Gamma: k * b, Alpha: -k * (d - 1), Beta: -k * (d - 1) * b}
+		if stall.At(p) > 0 {
+			egress.Alpha += stall.Alpha
+			egress.Beta += stall.Beta
+			egress.Latency += stall.Latency
+			egress.Gamma += stall.Gamma
+		}
+	}
+	chain := Terms{Alpha: G + k - 1, Beta: (G + k - 1) * b, Latency: G, Gamma: R * b, Steps: G}
+	wireIn := Terms{Alpha: 1, Beta: G * k * b, Latency: 1, Steps: G}
+	reader := Terms{Alpha: 1, Beta: b, Gamma: R * k * b, Latency: 1, Steps: G}
+	return longest(p, egress, chain, wireIn, reader)
+}
+
+// ringWholeTerms: n−1 steps each forwarding the whole buffer, then n−1
+// local reductions of it.
+func ringWholeTerms(n int, S int64) Terms {
+	R := float64(n - 1)
+	return Terms{Alpha: R, Beta: R * float64(S), Latency: R, Gamma: R * float64(S), Steps: R}
+}
+
+// chainTerms: a pipelined chain of n ranks, c chunks of b = S/c:
+// (n−2+c)·m + (n−1)·L.
+func chainTerms(n int, S int64, chunk int) Terms {
+	if n < 2 || S == 0 {
+		return Terms{}
+	}
+	c := float64(ceilDiv(S, int64(ringChunk(chunk, int(S), ringDefaultChunk, 4))))
+	b := float64(S) / c
+	return Terms{Alpha: float64(n-2) + c, Beta: (float64(n-2) + c) * b, Latency: float64(n - 1), Steps: float64(n - 1)}
+}
+
+// rdTerms: log2 p exchanges of the whole buffer, each m(S) + L + Sγ, and,
+// when n is not a power of two, a fold before (the same) and an unfold
+// after (m(S) + L).
+func rdTerms(n int, S int64) Terms {
+	pw := 1
+	for pw*2 <= n {
+		pw *= 2
+	}
+	k := float64(bits.Len(uint(pw)) - 1)
+	s := float64(S)
+	t := Terms{Alpha: k, Beta: k * s, Latency: k, Gamma: k * s, Steps: k}
+	if pw < n {
+		t.Alpha += 2
+		t.Beta += 2 * s
+		t.Latency += 2
+		t.Gamma += s
+		t.Steps += 2
+	}
+	return t
+}
+
+// dbtreeTerms: two trees, each half the buffer in c chunks of b = S/(2c).
+// Per chunk index the busiest rank sends E messages (one up and one per
+// child, over both trees; E = 4 for most ranks of a large world) and takes
+// in I; one chunk's chain climbs and descends the trees' depth D. Bounds:
+// egress E·c·m + D(m+L); ingress I·c·bβ + c·bγ + D(m+L); chain
+// 2D(m+L) + D·bγ + (c−1)·E·m.
+func dbtreeTerms(p Params, n int, S int64, chunk int) Terms {
+	if n < 2 {
+		return Terms{}
+	}
+	if chunk == 0 {
+		chunk = treeDefaultChunk
+	}
+	c4 := chunkBytes(chunk, 4)
+	half := S / 2
+	c := float64(max(1, ceilDiv(half, int64(c4))))
+	b := float64(half) / c
+	E, I, D := treeShape(n)
+	fill := Terms{Alpha: D, Beta: D * b, Latency: D}
+	egress := Terms{Alpha: E*c + fill.Alpha, Beta: E*c*b + fill.Beta, Latency: fill.Latency, Gamma: b, Steps: 2 * D}
+	ingress := Terms{Alpha: fill.Alpha, Beta: I*c*b + fill.Beta, Latency: fill.Latency, Gamma: c * b, Steps: 2 * D}
+	chain := Terms{Alpha: 2*D + (c-1)*E, Beta: (2*D + (c-1)*E) * b, Latency: 2 * D, Gamma: D * b, Steps: 2 * D}
+	return longest(p, egress, ingress, chain)
+}
+
+// treeShape returns the double binary tree's busiest sender's messages per
+// chunk index (E), busiest receiver's (I), and the trees' depth (D).
+func treeShape(n int) (E, I, D float64) {
+	for r := range n {
+		sends, recvs := 0, 0
+		for _, nd := range dtree(n, r) {
+			if nd.parent >= 0 {
+				sends++
+				recvs++
+			}
+			sends += len(nd.children)
+			recvs += len(nd.children)
+		}
+		E, I = max(E, float64(sends)), max(I, float64(recvs))
+	}
+	for r := range n { // depth of tree 0 (tree 1 mirrors it)
+		d := 0
+		for x := r; x != 0; x = btree(n, x).parent {
+			d++
+		}
+		D = max(D, float64(d))
+	}
+	return E, I, D
+}
+
+// psTerms: m = min(k, ⌈S/partition⌉) shards of S/m. A server's reader
+// takes in the n−1 (colocated) or n (dedicated) pushes of its shard and
+// reduces them, then its sender returns the shard to as many pullers;
+// every worker also pushes and pulls its other shards. Push and pull
+// overlap only with dedicated servers (pulls asked first, links full
+// duplex): there the bound is the busier of worker and server links.
+func psTerms(n int, S int64, k int, dedicated bool) Terms {
+	if k <= 0 {
+		k = n
+	}
+	m := float64(min(int64(k), max(1, ceilDiv(S, psDefaultPartition))))
+	shard := float64(S) / m
+	pieces := math.Max(1, math.Ceil(shard/psDefaultChunk))
+	if !dedicated {
+		// A server: (n−1) pushes in and reduced, (n−1) replies out, its
+		// own m−1 pushes beside them.
+		in := float64(n - 1)
+		return Terms{
+			Alpha:   (m - 1 + in) * (pieces + 2),
+			Beta:    (in + m - 1) * shard,
+			Gamma:   in * shard,
+			Latency: 3,
+			Steps:   2,
+		}
+	}
+	in := float64(n)
+	link := math.Max(float64(S), in*shard) // a worker's or a server's bytes, each way
+	return Terms{
+		Alpha:   in * (pieces + 2),
+		Beta:    link + shard/pieces,
+		Gamma:   in * shard,
+		Latency: 3,
+		Steps:   2,
+	}
+}
+
+// ncclRingTerms: NCCL's ring allreduce (simple protocol), 2(n−1) steps of
+// S/n on every rank's link: 2(n−1)(α+L) + 2(n−1)/n·Sβ + (n−1)/n·Sγ.
+func ncclRingTerms(n int, S int64) Terms {
+	G := float64(2 * (n - 1))
+	f := float64(n-1) / float64(n)
+	return Terms{Alpha: G, Latency: G, Beta: 2 * f * float64(S), Gamma: f * float64(S), Steps: G}
+}
+
+// ncclTreeTerms: NCCL's double binary tree allreduce: up and down
+// ⌈log2 n⌉ levels, 2⌈log2 n⌉(α+L), and each rank's link carries the
+// buffer once each way per tree it is interior in: ≈ 2Sβ at worst, S
+// reduced.
+func ncclTreeTerms(n int, S int64) Terms {
+	D := float64(log2Ceil(n))
+	return Terms{Alpha: 2 * D, Latency: 2 * D, Beta: 2 * float64(S), Gamma: float64(S), Steps: 2 * D}
+}
+
+// binomialTerms: a binomial tree broadcast of the whole buffer (one
+// chunk): a rank sends to its children one after another, the largest
+// subtree first, so the i-th child (from 0) has it at (i+1)·m(S) + L after
+// its parent did; the time is the longest such path from the root, about
+// ⌈log2 n⌉·(m(S) + L). Pipelined chunks the simulator follows.
+func binomialTerms(p Params, n int, S int64) Terms {
+	var at func(r int) Terms
+	at = func(r int) Terms {
+		var best Terms
+		for i, c := range binomialNode(n, 0, r).children {
+			k := float64(i + 1)
+			t := at(c)
+			t.Alpha += k
+			t.Beta += k * float64(S)
+			t.Latency++
+			t.Steps++
+			best = longest(p, best, t)
+		}
+		return best
+	}
+	return at(0)
+}
+
+// HierarchicalTerms is the closed form of a hierarchical allreduce (issue
+// 20: within hosts, then across): a reduce-scatter among the perHost ranks
+// of a host over intra, a ring allreduce of S/perHost among the hosts over
+// inter, an all-gather within the host. It returns the seconds at intra and
+// inter; it is not in Algorithms until the strategy lands and its schedule
+// can be generated and checked as the others are.
+func HierarchicalTerms(intra, inter Params, hosts, perHost int, S int64) float64 {
+	l := float64(perHost)
+	f := (l - 1) / l
+	within := 2 * ((l-1)*(intra.Alpha+intra.Latency) + f*float64(S)*intra.Beta)
+	within += f * float64(S) * intra.Gamma
+	across := ringRSAGTerms(inter, hosts, S/int64(perHost), 0).At(inter)
+	return within + across
+}

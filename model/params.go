@@ -1,0 +1,46 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Params are the costs of one network shape, in seconds: Alpha per message
+// (the software's wake-up and matching, which occupies the sender), Latency
+// per hop (the wire's, overlapping with other messages), Beta per byte on
+// the link (1/bandwidth), Kappa per byte of the sender's CPU (the kernel's
+// copies, which a loaded host slows where the wire does not), and Gamma
+// per byte reduced. Step, when measurement shows one, is a fixed cost per
+// algorithm step beyond its messages.
+type Params struct {
+	Alpha   float64 `json:"alpha_s"`
+	Latency float64 `json:"latency_s"`
+	Beta    float64 `json:"beta_s_per_byte"`
+	Gamma   float64 `json:"gamma_s_per_byte"`
+	Kappa   float64 `json:"kappa_s_per_byte,omitempty"`
+	Step    float64 `json:"step_s,omitempty"`
+}
+
+// Validate says what is wrong with p, if anything.
+func (p Params) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"alpha", p.Alpha}, {"latency", p.Latency}, {"beta", p.Beta}, {"gamma", p.Gamma}, {"kappa", p.Kappa}, {"step", p.Step}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("model: %s = %v: want a finite value ≥ 0", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// FromLink returns the wire part of Params for a link of rate bits per
+// second and latency seconds (what `--link 10Gbit,25us` shapes), with the
+// software costs alpha and gamma, which a link does not say.
+func FromLink(rateBits, latency, alpha, gamma float64) Params {
+	p := Params{Alpha: alpha, Latency: latency, Gamma: gamma}
+	if rateBits > 0 {
+		p.Beta = 8 / rateBits
+	}
+	return p
+}

@@ -1,0 +1,253 @@
+package model
+
+import "math/bits"
+
+// The tree's schedules, built by the rules of strategies/tree (dbtree.go,
+// pipeline.go, rd.go); schedule_test.go checks them against the real code.
+
+// Constants of strategies/tree.
+const (
+	treeDefaultChunk = 256 << 10
+	treeAutoMaxRD    = 16 << 10
+	treeSlots        = 4
+)
+
+type treeNode struct {
+	parent   int
+	children []int
+}
+
+// btree is strategies/tree's btree: rank r's place in the binary tree of
+// n ranks rooted at 0 whose interior nodes are odd-free.
+func btree(n, r int) treeNode {
+	if r == 0 {
+		bit := 1
+		for bit < n {
+			bit <<= 1
+		}
+		nd := treeNode{parent: -1}
+		if n > 1 {
+			nd.children = []int{bit >> 1}
+		}
+		return nd
+	}
+	bit := r & -r
+	parent := (r ^ bit) | bit<<1
+	if parent >= n {
+		parent = r ^ bit
+	}
+	nd := treeNode{parent: parent}
+	if low := bit >> 1; low > 0 {
+		nd.children = append(nd.children, r-low)
+		for low > 0 && r+low >= n {
+			low >>= 1
+		}
+		if low > 0 {
+			nd.children = append(nd.children, r+low)
+		}
+	}
+	return nd
+}
+
+// dtree is strategies/tree's dtree: rank r's places in the two trees.
+func dtree(n, r int) [2]treeNode {
+	t1, mapRank := btree(n, (r-1+n)%n), func(x int) int { return (x + 1) % n }
+	if n%2 == 0 {
+		t1, mapRank = btree(n, n-1-r), func(x int) int { return n - 1 - x }
+	}
+	if t1.parent >= 0 {
+		t1.parent = mapRank(t1.parent)
+	}
+	children := make([]int, len(t1.children))
+	for i, c := range t1.children {
+		children[i] = mapRank(c)
+	}
+	t1.children = children
+	return [2]treeNode{btree(n, r), t1}
+}
+
+// DoubleTree is the double binary tree allreduce (algo=dbtree): each half
+// of the buffer reduced up one tree and broadcast down it, pipelined in
+// chunks, the two trees on channels 0 and 1.
+func DoubleTree(n int, bytes int64, es, chunk int) Program {
+	if chunk == 0 {
+		chunk = treeDefaultChunk
+	}
+	c := chunkBytes(chunk, es)
+	count := int(bytes) / es
+	window := 2*bits.Len(uint(n)) + treeSlots
+	p := newRanks(n)
+	for r := range n {
+		trees := dtree(n, r)
+		for i, nd := range trees {
+			lo, hi := block(count, 2, i)
+			size := (hi - lo) * es
+			base := int64(lo * es)
+			nk := (size + c - 1) / c
+			rng := func(k int) (int64, int64) {
+				return base + int64(k*c), int64(min((k+1)*c, size) - k*c)
+			}
+			ready := make([]Dep, nk)
+			has := make([]bool, nk)
+			if n > 1 && len(nd.children) > 0 {
+				for k := range nk {
+					ready[k], has[k] = recvDep(nd.children[0], i, k), true
+				}
+				for _, child := range nd.children[1:] {
+					for k := range nk {
+						_, b := rng(k)
+						o := Op{Kind: Compute, Bytes: b, Slot: p.slot(r)}
+						o.after(ready[k])
+						o.after(recvDep(child, i, k))
+						p.ops[r] = append(p.ops[r], o)
+						ready[k] = localDep(int(o.Slot))
+					}
+				}
+			}
+			if nd.parent >= 0 {
+				for k := range nk {
+					at, b := rng(k)
+					o := Op{Peer: int32(nd.parent), Ch: uint8(i), Bytes: b, Lo: at, Reduce: true}
+					if has[k] {
+						o.after(ready[k])
+					}
+					if k >= window {
+						o.after(recvDep(nd.parent, i, k-window))
+					}
+					p.send(r, o)
+				}
+			}
+			for _, child := range nd.children {
+				for k := range nk {
+					at, b := rng(k)
+					o := Op{Peer: int32(child), Ch: uint8(i), Bytes: b, Lo: at}
+					if nd.parent >= 0 {
+						o.after(recvDep(nd.parent, i, k))
+					} else if has[k] {
+						o.after(ready[k])
+					}
+					p.send(r, o)
+				}
+			}
+		}
+	}
+	// A message up the tree to a parent's first child slot is reduced as
+	// read; to its other children's slots it is copied and reduced by a
+	// Compute op: mark those as not reducing.
+	for r := range n {
+		for i := range p.ops[r] {
+			o := &p.ops[r][i]
+			if o.Kind != Send || !o.Reduce {
+				continue
+			}
+			par := dtree(n, int(o.Peer))[o.Ch]
+			o.Reduce = par.children[0] == r
+		}
+	}
+	return p
+}
+
+// RecursiveDoubling is algo=rd: log2 p exchanges of the whole buffer
+// between partners r XOR 2^k (p the largest power of two ≤ n), the ranks
+// past p folded in before and given the result after.
+func RecursiveDoubling(n int, bytes int64) Program {
+	p := newRanks(n)
+	pw := 1
+	for pw*2 <= n {
+		pw *= 2
+	}
+	for r := range n {
+		if r >= pw {
+			p.send(r, Op{Peer: int32(r - pw), Bytes: bytes})
+			continue
+		}
+		var prev Dep
+		hasPrev := false
+		if extra := r + pw; extra < n {
+			o := Op{Kind: Compute, Bytes: bytes, Slot: p.slot(r)}
+			o.after(recvDep(extra, 0, 0))
+			p.ops[r] = append(p.ops[r], o)
+			prev, hasPrev = localDep(int(o.Slot)), true
+		}
+		for mask := 1; mask < pw; mask <<= 1 {
+			partner := r ^ mask
+			o := Op{Peer: int32(partner), Bytes: bytes}
+			if hasPrev {
+				o.after(prev)
+			}
+			p.send(r, o)
+			red := Op{Kind: Compute, Bytes: bytes, Slot: p.slot(r)}
+			red.after(recvDep(partner, 0, 0))
+			if hasPrev {
+				red.after(prev)
+			}
+			p.ops[r] = append(p.ops[r], red)
+			prev, hasPrev = localDep(int(red.Slot)), true
+		}
+		if extra := r + pw; extra < n {
+			o := Op{Peer: int32(extra), Bytes: bytes}
+			if hasPrev {
+				o.after(prev)
+			}
+			p.send(r, o)
+		}
+	}
+	return p
+}
+
+// TreeAllReduce is algo=auto: rd up to treeAutoMaxRD bytes, dbtree above.
+func TreeAllReduce(n int, bytes int64, es, chunk int) Program {
+	if bytes <= treeAutoMaxRD {
+		return RecursiveDoubling(n, bytes)
+	}
+	return DoubleTree(n, bytes, es, chunk)
+}
+
+// binomialNode is strategies/tree's binomial: rank r's place in the
+// binomial tree of n ranks rooted at root.
+func binomialNode(n, root, r int) treeNode {
+	v := mod(r-root, n)
+	nd := treeNode{parent: -1}
+	bit := 1
+	if v != 0 {
+		bit = v & -v
+	} else {
+		for bit < n {
+			bit <<= 1
+		}
+	}
+	if v != 0 {
+		nd.parent = (v - bit + root) % n
+	}
+	for m := bit >> 1; m > 0; m >>= 1 {
+		if v+m < n {
+			nd.children = append(nd.children, (v+m+root)%n)
+		}
+	}
+	return nd
+}
+
+// BinomialBroadcast is the tree's broadcast: down a binomial tree from
+// root, pipelined in chunks, each rank forwarding each chunk to its
+// children (the largest subtree first) as it arrives.
+func BinomialBroadcast(n int, bytes int64, es, chunk, root int) Program {
+	if chunk == 0 {
+		chunk = treeDefaultChunk
+	}
+	c := int64(chunkBytes(chunk, es))
+	nk := int((bytes + c - 1) / c)
+	p := newRanks(n)
+	for r := range n {
+		nd := binomialNode(n, root, r)
+		for _, child := range nd.children {
+			for k := range nk {
+				o := Op{Peer: int32(child), Bytes: min(c, bytes-int64(k)*c), Lo: int64(k) * c}
+				if nd.parent >= 0 {
+					o.after(recvDep(nd.parent, 0, k))
+				}
+				p.send(r, o)
+			}
+		}
+	}
+	return p
+}
