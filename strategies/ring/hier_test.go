@@ -224,18 +224,24 @@ func hierErrors(t *testing.T, count int) {
 	const n, absent = 4, 3
 	trs := transport.NewMemWorld(n, transport.MemOptions{Hosts: []string{"a", "a", "b", "b"}})
 	errs := make(chan error, n-1)
+	// The deadline must let every present rank join before it ends (the
+	// diagnosis then follows the waits to rank 3): a second covers a
+	// machine many times slower than usual, and the tensors are made first.
+	comms := make([]collective.Comm, n-1)
+	tensors := make([]collective.Tensor, n-1)
 	for r := range n - 1 {
 		c, err := collective.New(t.Context(), "ring", collective.Config{
-			Rank: r, Size: n, Transport: trs[r], Timeout: 200 * time.Millisecond,
+			Rank: r, Size: n, Transport: trs[r], Timeout: time.Second,
 			Options: map[string]string{"algo": "hier"},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		go func() {
-			errs <- c.AllReduce(t.Context(), collective.NewTensor(collective.Float32, count), collective.Sum)
-		}()
+		comms[r], tensors[r] = c, collective.NewTensor(collective.Float32, count)
+	}
+	for r, c := range comms {
+		go func() { errs <- c.AllReduce(t.Context(), tensors[r], collective.Sum) }()
 	}
 	defer trs[absent].Close()
 	for range n - 1 {
