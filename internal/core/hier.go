@@ -166,7 +166,7 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 	var failure error
 	// stage runs phase on slices first, first+step, ..., each once in[i]
 	// is closed (nil: at once), closing out[i] after.
-	stage := func(first, step int, in, out []chan struct{}, phase string, run func(c *Call, t collective.Tensor) error) func(*Call) error {
+	stage := func(first, step int, in, out []chan struct{}, phase string, run func(c *Call, i int, t collective.Tensor) error) func(*Call) error {
 		return func(c *Call) error {
 			for i := first; i < n; i += step {
 				if in != nil {
@@ -176,7 +176,7 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 						return errStageStopped
 					}
 				}
-				if err := run(c, slice(i)); err != nil {
+				if err := run(c, i, slice(i)); err != nil {
 					err = where(phase, i, err)
 					once.Do(func() { failure = err; close(stop) })
 					return err
@@ -190,9 +190,9 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 	}
 	stages := []func(*Call) error{
 		stage(0, 1, nil, reduced, fmt.Sprintf("reduce-scatter within host %d", h.host),
-			func(c *Call, t collective.Tensor) error { return h.within(c, t, op, chunk, 0, true) }),
+			func(c *Call, _ int, t collective.Tensor) error { return h.within(c, t, op, chunk, 0, true) }),
 		stage(0, 1, across, nil, fmt.Sprintf("all-gather within host %d", h.host),
-			func(c *Call, t collective.Tensor) error { return h.within(c, t, op, chunk, 1, false) }),
+			func(c *Call, _ int, t collective.Tensor) error { return h.within(c, t, op, chunk, 1, false) }),
 	}
 	// Across hosts, two lanes take alternate slices, so that one's
 	// allreduce fills the links while the other's drains: one lane alone
@@ -201,7 +201,7 @@ func (h *Hierarchy) AllReduce(c *Call, t collective.Tensor, op collective.Op, ch
 	lanes := min(n, hierLanes)
 	for l := range lanes {
 		stages = append(stages, stage(l, lanes, reduced, across, "across hosts",
-			func(c *Call, t collective.Tensor) error { return h.across(c.inLane(l), t, op, inter) }))
+			func(c *Call, i int, t collective.Tensor) error { return h.across(c.inLane(l), i, t, op, inter) }))
 	}
 	if n == 1 { // one slice: the stages one after another, on this goroutine
 		for _, st := range []func(*Call) error{stages[0], stages[2], stages[1]} {
@@ -244,9 +244,10 @@ const (
 // hierSlices is how many slices AllReduce cuts a buffer of size bytes into.
 func hierSlices(size int) int { return min(max(1, size/hierSlice), hierMaxSlices) }
 
-// across allreduces this rank's shards of t across hosts with inter, each
-// run of shards with the same owners as one allreduce, in shard order.
-func (h *Hierarchy) across(c *Call, t collective.Tensor, op collective.Op,
+// across allreduces this rank's shards of t, slice i, across hosts with
+// inter, each run of shards with the same owners as one allreduce, in
+// shard order.
+func (h *Hierarchy) across(c *Call, i int, t collective.Tensor, op collective.Op,
 	inter func(c *Call, t collective.Tensor, op collective.Op) error) error {
 	elem, count := t.DType.Size(), t.Count()
 	lo, hi := h.shards(h.host, h.local)
@@ -260,7 +261,9 @@ func (h *Hierarchy) across(c *Call, t collective.Tensor, op collective.Op,
 		b1, _ := Block(count, h.k, e)
 		if b1 > b0 {
 			part := collective.Tensor{DType: t.DType, Data: t.Data[b0*elem : b1*elem]}
-			if err := inter(c.Sub(members), part, op); err != nil {
+			sub := c.Sub(members)
+			sub.part = i*h.k + s
+			if err := inter(sub, part, op); err != nil {
 				return fmt.Errorf("shards %d..%d: %w", s, e-1, err)
 			}
 		}
