@@ -43,6 +43,7 @@ type Record struct {
 	// across). Empty in older files, which were all TCP; see TransportOf.
 	Transport string            `json:"transport,omitempty"`
 	Device    string            `json:"device,omitempty"` // "cuda": buffers in GPU memory; "" for host memory
+	Hosts     string            `json:"hosts,omitempty"`  // simulated hosts of a local launch (job.HostsOf), "" for none
 	Options   map[string]string `json:"options,omitempty"`
 	Iters     int               `json:"iters,omitempty"`
 	Warmup    int               `json:"warmup,omitempty"`

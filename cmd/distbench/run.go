@@ -33,6 +33,7 @@ type runFlags struct {
 	check                     checkCount
 	jsonPath, link, launcher  string
 	transport                 string
+	hosts                     string
 	launcherArgs              []string
 	timeout                   time.Duration
 	opts                      []string
@@ -165,6 +166,7 @@ rank's figures.`,
 	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.Var(newLinkValue(&f.link), "link", linkUsage)
 	fl.StringVar(&f.transport, "transport", transport.TransportTCP, transportUsage)
+	fl.StringVar(&f.hosts, "hosts", "", "lay the local ranks out on simulated hosts, each its own host identity: 2x2 (2 hosts of 2 ranks), 3,1 (ranks 0-2, then 3); for --opt algo=hier over loopback")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
 	fl.StringVar(&f.device, "device", "cpu", "where the buffers live: cpu, or cuda (GPU memory; nccl uses it directly, the others stage it through pinned host memory)")
@@ -302,6 +304,9 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	if err := checkLauncher(f.launcher, f.launcherArgs); err != nil {
 		return nil, err
 	}
+	if f.hosts != "" && f.launcher != "local" {
+		return nil, fmt.Errorf("--hosts %s: only the local launcher simulates hosts (under %s, set %s per rank)", f.hosts, f.launcher, transport.EnvHostID)
+	}
 	if f.timeout < job.MinTimeout {
 		return nil, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
 	}
@@ -336,7 +341,7 @@ func (f *runFlags) spec() (*job.Spec, error) {
 		}
 	}
 	spec := &job.Spec{
-		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Transport: job.CanonicalTransport(f.transport), Device: specDevice(f.device), Timeout: f.timeout,
+		Strategy: f.strategy, NP: f.np, Options: opts, Link: f.link, Transport: job.CanonicalTransport(f.transport), Device: specDevice(f.device), Hosts: f.hosts, Timeout: f.timeout,
 		Iters: f.iters, Warmup: f.warmup, Check: f.check.n > 0, CheckRuns: f.check.n,
 		// Every iteration's time (the slowest rank's) goes into --json,
 		// so that a distribution, not only its summary, can be studied.

@@ -90,7 +90,7 @@ func (s *Spec) Record(p Point) *results.Record {
 		Kind: results.KindCollective, Point: s.PointID(p),
 		Collective: p.Collective, Strategy: s.Strategy, NP: s.NP,
 		Bytes: int64(count * dt.Size()), Count: int64(count), DType: dt.String(),
-		Root: -1, InPlace: p.InPlace, Link: s.Link, Transport: s.TransportName(), Options: s.Options,
+		Root: -1, InPlace: p.InPlace, Link: s.Link, Transport: s.TransportName(), Hosts: s.Hosts, Options: s.Options,
 		Iters: s.Iters, Warmup: s.Warmup, Wrong: -1,
 	}
 	if s.OnDevice() {

@@ -47,6 +47,10 @@ type Spec struct {
 	// Device is where the points' buffers live: "" or "cpu" for host
 	// memory, "cuda" for GPU memory (collective.ParseDevice).
 	Device string `json:"device,omitempty"`
+	// Hosts lays a local launch's ranks out on simulated hosts (HostsOf:
+	// "2x2", "3,1"), each with its own host identity, so that a
+	// hierarchical algorithm can be tried over loopback; "" for one host.
+	Hosts string `json:"hosts,omitempty"`
 }
 
 // LinkFor is the shaping of rank's NIC (a worker's rank; a server is
@@ -118,6 +122,9 @@ func (s *Spec) PointID(p Point) string {
 	if s.OnDevice() {
 		id += "/device=" + s.Device
 	}
+	if s.Hosts != "" {
+		id += "/hosts=" + s.Hosts
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 		id += "/" + k + "=" + s.Options[k]
 	}
@@ -165,6 +172,11 @@ func (s *Spec) Validate() error {
 		if s.NP+servers > MaxProcesses {
 			return fmt.Errorf("np %d and %d dedicated servers: %d processes, but at most %d local processes (accepted: np plus servers up to %d)",
 				s.NP, servers, s.NP+servers, MaxProcesses, MaxProcesses)
+		}
+	}
+	if s.Hosts != "" {
+		if _, err := HostsOf(s.Hosts, s.NP); err != nil {
+			return err
 		}
 	}
 	if s.Iters < 1 {

@@ -20,6 +20,7 @@ import (
 	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/internal/rendezvous"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
 )
 
@@ -181,11 +182,15 @@ func Launch(ctx context.Context, o Options) error {
 	base = append(base, EnvLauncherFD+"=3") // ExtraFiles[0]
 
 	out := &prefixWriter{w: stderr}
+	hostEnv, err := simulatedHosts(spec, jobID)
+	if err != nil {
+		return err
+	}
 	var procs []*proc
 	for r := range spec.NP {
 		env := append(base[:len(base):len(base)],
-			"RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(spec.NP),
-			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(spec.NP))
+			"RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(spec.NP))
+		env = append(env, hostEnv(r)...)
 		env = append(env, cpuEnv(r)...)
 		procs = append(procs, &proc{name: fmt.Sprintf("rank %d", r), rank: r, env: env})
 	}
@@ -289,6 +294,36 @@ func Launch(ctx context.Context, o Options) error {
 		return errors.New(strings.Join(failures, "; "))
 	}
 	return emitErr
+}
+
+// simulatedHosts returns the environment that places rank r on its host:
+// with spec.Hosts, a host identity of its own per simulated host (the
+// transport's EnvHostID, which every rank publishes as the mesh forms)
+// and the rank's place within that host; without, one host of every rank.
+func simulatedHosts(spec *job.Spec, jobID string) (func(r int) []string, error) {
+	if spec.Hosts == "" {
+		return func(r int) []string {
+			return []string{"LOCAL_RANK=" + strconv.Itoa(r), "LOCAL_WORLD_SIZE=" + strconv.Itoa(spec.NP)}
+		}, nil
+	}
+	hostOf, err := job.HostsOf(spec.Hosts, spec.NP)
+	if err != nil {
+		return nil, err
+	}
+	first, size := map[int]int{}, map[int]int{} // per host: its first rank, its ranks
+	for r, h := range hostOf {
+		if _, ok := first[h]; !ok {
+			first[h] = r
+		}
+		size[h]++
+	}
+	return func(r int) []string {
+		h := hostOf[r]
+		return []string{
+			transport.EnvHostID + "=" + jobID + "/host" + strconv.Itoa(h),
+			"LOCAL_RANK=" + strconv.Itoa(r-first[h]), "LOCAL_WORLD_SIZE=" + strconv.Itoa(size[h]),
+		}
+	}, nil
 }
 
 func randomHex(n int) string {

@@ -19,7 +19,18 @@ type Call struct {
 	g   *Group
 	seq uint64
 	op  string
+	// lane is added to every channel: a phase that runs beside another
+	// between the same ranks gets streams of its own (see Call.Sub).
+	lane uint8
+	part int // see Part
 }
+
+// Part tells apart the sub-calls of one operation that run over the same
+// members (Hierarchy.AllReduce's allreduces across hosts, one per slice
+// and run of shards), the same on every member; 0 for any other call. A
+// strategy that names its rounds elsewhere (a parameter server's) adds it
+// to their names.
+func (c *Call) Part() int { return c.part }
 
 // Ctx is the operation's context, carrying its deadline.
 func (c *Call) Ctx() context.Context { return c.ctx }
@@ -29,6 +40,10 @@ func (c *Call) Rank() int { return c.g.rank }
 
 // Size is the group's size.
 func (c *Call) Size() int { return len(c.g.ranks) }
+
+// GlobalRank maps a rank of the call's group (or sub-call's members) to
+// its rank in the world.
+func (c *Call) GlobalRank(r int) int { return c.g.ranks[r] }
 
 // Seq is the operation's sequence number in its group.
 func (c *Call) Seq() uint64 { return c.seq }
@@ -42,7 +57,7 @@ func (c *Call) Option(key, def string) string {
 }
 
 func (c *Call) tag(channel uint8) uint64 {
-	return uint64(c.g.id)<<40 | (c.seq&0xffffffff)<<8 | uint64(channel)
+	return uint64(c.g.id)<<40 | (c.seq&0xffffffff)<<8 | uint64(channel+c.lane)
 }
 
 // Send sends data to group rank peer on channel.

@@ -80,7 +80,12 @@ type Group struct {
 	sendQ   map[int]*serial
 	recvQ   map[int]*serial
 	p2pSeq  map[[2]int]uint64
-	scratch [][]byte // see Call.Scratch; used only on the executor
+	scratch [][]byte          // see Call.Scratch; used only on the executor
+	views   map[string]*Group // see Call.Sub
+	viewsMu sync.Mutex
+
+	hierOnce sync.Once
+	hier     *Hierarchy // see Call.Hierarchy
 
 	// The diagnoses of operation diagSeq's timeouts, by global peer rank
 	// (see Call.explain).

@@ -210,4 +210,7 @@
 //	partition     smallest piece a tensor is split into across servers; default 256KiB
 //	host          gRPC: address colocated servers listen on; default 127.0.0.1
 //	peer-timeout  gRPC: a peer silent this long, keepalive acks included, is dead; default 60s
+//	local_agg     1: allreduce reduces within each host before the push, as BytePS
+//	              does (core.Hierarchy: only a host's owner of each shard
+//	              pushes and pulls it); 0 (default): every worker pushes
 package ps

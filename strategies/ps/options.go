@@ -43,9 +43,10 @@ type options struct {
 	partition   int
 	host        string
 	peerTimeout time.Duration
+	localAgg    bool // allreduce: reduce within each host before the push (core.Hierarchy)
 }
 
-const accepted = "transport, servers, placement, staleness, chunk, partition, host, peer-timeout"
+const accepted = "transport, servers, placement, staleness, chunk, partition, host, peer-timeout, local_agg"
 
 func parseOptions(opts map[string]string) (options, error) {
 	o := options{transport: meshTransport, placement: colocated, chunk: DefaultChunk, partition: DefaultPartition, host: "127.0.0.1", peerTimeout: DefaultPeerTimeout}
@@ -94,6 +95,11 @@ func parseOptions(opts map[string]string) (options, error) {
 				return o, fmt.Errorf("option host=%q: want an IP address to listen on", v)
 			}
 			o.host = v
+		case "local_agg":
+			if v != "0" && v != "1" {
+				return o, fmt.Errorf("option local_agg=%q (accepted: 0, 1)", v)
+			}
+			o.localAgg = v == "1"
 		case "peer-timeout":
 			d, err := time.ParseDuration(v)
 			if err != nil || d < minPeerTimeout || d > maxPeerTimeout {

@@ -24,7 +24,19 @@ func autoMaxWhole(n int) int {
 // AllReduce runs the algorithm the "algo" option names; auto picks the
 // whole-buffer ring (n−1 steps: fewest) for small buffers and the segmented
 // pass (each rank moves 2(n−1)/n of the buffer: least data) for large ones.
+// hier reduces within each host first and runs the "inter" algorithm across
+// hosts (see core.Hierarchy); where the ranks have no hierarchy to use (one
+// host, a host per rank, or a transport that does not say), it is the inter
+// algorithm over the whole group.
 func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.Op) error {
+	if a.algo == algoHier {
+		flat := *a
+		flat.algo = a.inter
+		if h := c.Hierarchy(); h != nil {
+			return h.AllReduce(c, t, op, a.chunkBytes(t.DType, len(t.Data)/2), flat.AllReduce)
+		}
+		return flat.AllReduce(c, t, op)
+	}
 	if a.pick(len(t.Data), c.Size()) == algoWhole {
 		return a.whole(c, t, op)
 	}

@@ -20,8 +20,14 @@
 //
 // Options:
 //
-//	algo    allreduce algorithm: rsag (segmented), whole (whole buffers), or
-//	        auto (default): whole up to 32 KiB at np ≤ 4 and 16 KiB above
+//	algo    allreduce algorithm: rsag (segmented), whole (whole buffers),
+//	        auto (default): whole up to 32 KiB at np ≤ 4 and 16 KiB above,
+//	        or hier: reduce-scatter within each host, allreduce of the
+//	        shards across hosts by inter, all-gather within each host
+//	        (core.Hierarchy, docs/hier.md); with no hosts to tell apart
+//	        (one host, one rank per host, a transport that does not say)
+//	        it is inter over all the ranks
+//	inter   hier's algorithm across hosts: rsag, whole or auto (default)
 //	chunk   pipeline chunk size (e.g. 256KiB, 1MiB); default a quarter of a
 //	        segment, from 64 KiB to 1 MiB (to 256 KiB for allgather and
 //	        reduce-scatter above np 2)

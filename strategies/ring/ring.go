@@ -34,7 +34,7 @@ func init() {
 		Name:       Name,
 		Summary:    "ring allreduce (reduce-scatter + all-gather, chunked and pipelined; whole buffers when small); chain broadcast and reduce",
 		Options:    parseOptions,
-		Algorithms: func(o options) core.Algorithms { return &algorithms{algo: o.algo, chunk: o.chunk} },
+		Algorithms: func(o options) core.Algorithms { return &algorithms{algo: o.algo, inter: o.inter, chunk: o.chunk} },
 	})
 }
 
@@ -45,15 +45,17 @@ const (
 	algoAuto  algo = iota // whole up to autoMaxWhole, rsag above
 	algoRSAG              // segmented: reduce-scatter + all-gather, pipelined
 	algoWhole             // whole buffers around the ring, reduced by every rank
+	algoHier              // within hosts, then across them by one of the others (core.Hierarchy)
 )
 
-var algoNames = [...]string{algoAuto: "auto", algoRSAG: "rsag", algoWhole: "whole"}
+var algoNames = [...]string{algoAuto: "auto", algoRSAG: "rsag", algoWhole: "whole", algoHier: "hier"}
 
 func (a algo) String() string { return algoNames[a] }
 
 type options struct {
 	algo  algo
-	chunk int // 0: automatic
+	inter algo // algo=hier's allreduce across hosts: auto, rsag or whole
+	chunk int  // 0: automatic
 }
 
 func parseOptions(opts map[string]string) (options, error) {
@@ -66,6 +68,12 @@ func parseOptions(opts map[string]string) (options, error) {
 				return o, err
 			}
 			o.algo = algo(a)
+		case "inter":
+			a, err := core.ParseChoice(k, v, algoNames[:algoHier])
+			if err != nil {
+				return o, err
+			}
+			o.inter = algo(a)
 		case "chunk":
 			n, err := core.ParseChunk(v)
 			if err != nil {
@@ -73,8 +81,11 @@ func parseOptions(opts map[string]string) (options, error) {
 			}
 			o.chunk = n
 		default:
-			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk)", k)
+			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk, inter)", k)
 		}
+	}
+	if _, set := opts["inter"]; set && o.algo != algoHier {
+		return o, fmt.Errorf("option inter=%s applies only to algo=hier", opts["inter"])
 	}
 	return o, nil
 }
@@ -83,6 +94,7 @@ func parseOptions(opts map[string]string) (options, error) {
 type algorithms struct {
 	core.Simple
 	algo  algo
+	inter algo
 	chunk int
 }
 

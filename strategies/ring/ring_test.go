@@ -159,6 +159,10 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"algo": "whole"}, true},
 		{map[string]string{"algo": "rsag", "chunk": "1MiB"}, true},
 		{map[string]string{"algo": "dbtree"}, false},
+		{map[string]string{"algo": "hier"}, true},
+		{map[string]string{"algo": "hier", "inter": "whole"}, true},
+		{map[string]string{"algo": "hier", "inter": "hier"}, false},
+		{map[string]string{"algo": "rsag", "inter": "whole"}, false},
 		{map[string]string{"window": "2"}, false},
 	} {
 		_, err := collective.New(t.Context(), "ring", collective.Config{Rank: 0, Size: 1, Options: tc.opts})

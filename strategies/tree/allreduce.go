@@ -18,7 +18,20 @@ const autoMaxRD = 16 << 10
 // doubling (log2 n whole-buffer exchanges: fewest hops) for small buffers and
 // the double binary tree (each rank sends and receives about 2× the buffer
 // whatever n: least data) for large ones.
+//
+// hier reduces within each host first and runs the "inter" algorithm across
+// hosts (see core.Hierarchy); where the ranks have no hierarchy to use (one
+// host, a host per rank, or a transport that does not say), it is the inter
+// algorithm over the whole group.
 func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.Op) error {
+	if a.algo == algoHier {
+		flat := *a
+		flat.algo = a.inter
+		if h := c.Hierarchy(); h != nil {
+			return h.AllReduce(c, t, op, a.chunk, flat.AllReduce)
+		}
+		return flat.AllReduce(c, t, op)
+	}
 	if a.pick(len(t.Data)) == algoRD {
 		return a.recursiveDoubling(c, t, op)
 	}

@@ -22,7 +22,7 @@ func init() {
 		Name:       Name,
 		Summary:    "double binary tree (NCCL) or recursive doubling allreduce; binomial broadcast, reduce, gather, scatter",
 		Options:    parseOptions,
-		Algorithms: func(o options) core.Algorithms { return &algorithms{algo: o.algo, chunk: o.chunk} },
+		Algorithms: func(o options) core.Algorithms { return &algorithms{algo: o.algo, inter: o.inter, chunk: o.chunk} },
 	})
 }
 
@@ -33,14 +33,16 @@ const (
 	algoAuto   algo = iota // rd up to autoMaxRD bytes, dbtree above
 	algoDBTree             // double binary tree, pipelined
 	algoRD                 // recursive doubling
+	algoHier               // within hosts, then across them by one of the others (core.Hierarchy)
 )
 
-var algoNames = [...]string{algoAuto: "auto", algoDBTree: "dbtree", algoRD: "rd"}
+var algoNames = [...]string{algoAuto: "auto", algoDBTree: "dbtree", algoRD: "rd", algoHier: "hier"}
 
 func (a algo) String() string { return algoNames[a] }
 
 type options struct {
 	algo  algo
+	inter algo // algo=hier's allreduce across hosts: auto, dbtree or rd
 	chunk int
 }
 
@@ -54,6 +56,12 @@ func parseOptions(opts map[string]string) (options, error) {
 				return o, err
 			}
 			o.algo = algo(a)
+		case "inter":
+			a, err := core.ParseChoice(k, v, algoNames[:algoHier])
+			if err != nil {
+				return o, err
+			}
+			o.inter = algo(a)
 		case "chunk":
 			n, err := core.ParseChunk(v)
 			if err != nil {
@@ -61,8 +69,11 @@ func parseOptions(opts map[string]string) (options, error) {
 			}
 			o.chunk = n
 		default:
-			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk)", k)
+			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk, inter)", k)
 		}
+	}
+	if _, set := opts["inter"]; set && o.algo != algoHier {
+		return o, fmt.Errorf("option inter=%s applies only to algo=hier", opts["inter"])
 	}
 	return o, nil
 }
@@ -74,6 +85,7 @@ func parseOptions(opts map[string]string) (options, error) {
 type algorithms struct {
 	core.Simple
 	algo  algo
+	inter algo
 	chunk int
 }
 
