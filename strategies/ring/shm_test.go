@@ -1,15 +1,11 @@
 package ring_test
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 )
 
@@ -20,42 +16,9 @@ func shmWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
 	return meshWorld(t, n, opts, transport.TransportShm, func(int) string { return "one-host" })
 }
 
-// meshWorld is shmWorld with a transport and each rank's host of its own.
+// meshWorld is shmWorld with a transport and each rank's host.
 func meshWorld(t testing.TB, n int, opts map[string]string, tr string, host func(rank int) string) []collective.Comm {
-	store := rendezvous.NewMemStore()
-	comms := make([]collective.Comm, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Go(func() {
-			tr, err := transport.NewTCP(context.Background(), transport.TCPOptions{
-				Rank: r, Size: n, Store: store, JobID: "ring-shm", Token: []byte("ring-shm"),
-				ConnectTimeout: 30 * time.Second, Transport: tr, HostID: host(r),
-			})
-			if err != nil {
-				errs[r] = err
-				return
-			}
-			comms[r], errs[r] = collective.New(context.Background(), "ring",
-				collective.Config{Rank: r, Size: n, Transport: tr, Options: opts})
-		})
-	}
-	wg.Wait()
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, c := range comms {
-			if c != nil {
-				wg.Go(func() { c.Close() })
-			}
-		}
-		wg.Wait()
-	})
-	for r, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
-		}
-	}
-	return comms
+	return collectivetest.TCPWorld(t, "ring", n, opts, func(r int, o *transport.TCPOptions) { o.Transport, o.HostID = tr, host(r) })
 }
 
 // The short suite over shared memory: the ring and CMA paths of the

@@ -3,12 +3,11 @@ package tree
 import (
 	"context"
 	"fmt"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/collectivetest"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
 )
@@ -112,38 +111,5 @@ func runAllReduce(b *testing.B, comms []collective.Comm, size int) {
 // tcpWorld connects n ranks through the TCP mesh over loopback; the
 // benchmark's cleanup closes them.
 func tcpWorld(b *testing.B, n int, opts map[string]string) []collective.Comm {
-	store := rendezvous.NewMemStore()
-	comms := make([]collective.Comm, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Go(func() {
-			tr, err := transport.NewTCP(context.Background(), transport.TCPOptions{
-				Rank: r, Size: n, Store: store, JobID: "tree-bench", Token: []byte("tree-bench"),
-				ConnectTimeout: 10 * time.Second,
-			})
-			if err != nil {
-				errs[r] = err
-				return
-			}
-			comms[r], errs[r] = collective.New(context.Background(), Name,
-				collective.Config{Rank: r, Size: n, Transport: tr, Options: opts})
-		})
-	}
-	wg.Wait()
-	b.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, c := range comms {
-			if c != nil {
-				wg.Go(func() { c.Close() })
-			}
-		}
-		wg.Wait()
-	})
-	for r, err := range errs {
-		if err != nil {
-			b.Fatalf("rank %d: %v", r, err)
-		}
-	}
-	return comms
+	return collectivetest.TCPWorld(b, Name, n, opts, nil)
 }

@@ -1,14 +1,10 @@
 package tree
 
 import (
-	"context"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
-	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 )
 
@@ -16,40 +12,9 @@ import (
 // memory (transport "shm", all ranks on one host); the test's cleanup
 // closes them.
 func shmWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
-	store := rendezvous.NewMemStore()
-	comms := make([]collective.Comm, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Go(func() {
-			tr, err := transport.NewTCP(context.Background(), transport.TCPOptions{
-				Rank: r, Size: n, Store: store, JobID: "tree-shm", Token: []byte("tree-shm"),
-				ConnectTimeout: 30 * time.Second, Transport: transport.TransportShm, HostID: "one-host",
-			})
-			if err != nil {
-				errs[r] = err
-				return
-			}
-			comms[r], errs[r] = collective.New(context.Background(), Name,
-				collective.Config{Rank: r, Size: n, Transport: tr, Options: opts})
-		})
-	}
-	wg.Wait()
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, c := range comms {
-			if c != nil {
-				wg.Go(func() { c.Close() })
-			}
-		}
-		wg.Wait()
+	return collectivetest.TCPWorld(t, Name, n, opts, func(_ int, o *transport.TCPOptions) {
+		o.Transport, o.HostID = transport.TransportShm, "one-host"
 	})
-	for r, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
-		}
-	}
-	return comms
 }
 
 // The short suite over shared memory: the ring and CMA paths of the
