@@ -10,10 +10,10 @@
 	VFMADD231PS Z1, Z3, r1 \
 	VFMADD231PS Z2, Z3, r2
 
-// ZYDOTROW is ZDOTROW for the last 8 floats: the VEX load zeroes the upper
-// half of Z3, so the upper lanes add 0.
-#define ZYDOTROW(addr, r0, r1, r2) \
-	VMOVUPS     addr, Y3 \
+// ZMDOTROW is ZDOTROW for the last k mod 16 floats, loaded under mask K1
+// (the other lanes read as 0 and touch no memory).
+#define ZMDOTROW(addr, r0, r1, r2) \
+	VMOVUPS.Z   addr, K1, Z3 \
 	VFMADD231PS Z0, Z3, r0 \
 	VFMADD231PS Z1, Z3, r1 \
 	VFMADD231PS Z2, Z3, r2
@@ -30,12 +30,13 @@
 	VHADDPS       X0, X0, X0 \
 	VMOVSS        X0, off(DX)
 
-// func sdotKernel4x3z(k8 int, a *float32, lda int, b *float32, ldb int, out *float32)
+// func sdotKernel4x3z(k int, a *float32, lda int, b *float32, ldb int, out *float32)
 //
-// sdotKernel4x3 on AVX-512: lane r < 16 sums the terms l ≡ r mod 16 of the
-// whole 16-float blocks in order; an odd last 8 goes to lanes 0–7.
+// sdotKernel4x3 on AVX-512 over all of k: lane r < 16 sums the terms
+// l ≡ r mod 16 in order, the last k mod 16 loaded under a mask, so no
+// term is left for Go to add.
 TEXT ·sdotKernel4x3z(SB), NOSPLIT, $0-48
-	MOVQ   k8+0(FP), CX
+	MOVQ   k+0(FP), CX
 	MOVQ   a+8(FP), SI
 	MOVQ   lda+16(FP), R10
 	SHLQ   $2, R10
@@ -59,7 +60,7 @@ TEXT ·sdotKernel4x3z(SB), NOSPLIT, $0-48
 	VPXORD Z15, Z15, Z15
 
 zdotloop:
-	CMPQ    CX, $2
+	CMPQ    CX, $16
 	JLT     zdottail
 	VMOVUPS (DI), Z0
 	VMOVUPS (DI)(R12*1), Z1
@@ -71,19 +72,23 @@ zdotloop:
 	ADDQ    $64, SI
 	ADDQ    $64, R11
 	ADDQ    $64, DI
-	SUBQ    $2, CX
+	SUBQ    $16, CX
 	JMP     zdotloop
 
 zdottail:
-	TESTQ   CX, CX
-	JEQ     zdotstore
-	VMOVUPS (DI), Y0
-	VMOVUPS (DI)(R12*1), Y1
-	VMOVUPS (DI)(R12*2), Y2
-	ZYDOTROW((SI), Z4, Z5, Z6)
-	ZYDOTROW((SI)(R10*1), Z7, Z8, Z9)
-	ZYDOTROW((SI)(R10*2), Z10, Z11, Z12)
-	ZYDOTROW((R11), Z13, Z14, Z15)
+	TESTQ     CX, CX
+	JEQ       zdotstore
+	MOVQ      $1, AX
+	SHLQ      CX, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VMOVUPS.Z (DI)(R12*1), K1, Z1
+	VMOVUPS.Z (DI)(R12*2), K1, Z2
+	ZMDOTROW((SI), Z4, Z5, Z6)
+	ZMDOTROW((SI)(R10*1), Z7, Z8, Z9)
+	ZMDOTROW((SI)(R10*2), Z10, Z11, Z12)
+	ZMDOTROW((R11), Z13, Z14, Z15)
 
 zdotstore:
 	ZHSUM(Z4, Y4, 0)
