@@ -19,7 +19,7 @@ func reluGradAVX2(y, dy, dx *float32, n int)
 
 func reluAdd(dst, a, b []float32) {
 	n8 := len(a) / 8 * 8
-	if bnAVX2 && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		_, _ = dst[len(a)-1], b[len(a)-1]
 		reluAddAVX2(&dst[0], &a[0], &b[0], n8/8)
 	}
@@ -28,7 +28,7 @@ func reluAdd(dst, a, b []float32) {
 
 func relu(dst, x []float32) {
 	n8 := len(x) / 8 * 8
-	if bnAVX2 && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		_ = dst[len(x)-1]
 		reluAVX2(&dst[0], &x[0], n8/8)
 	}
@@ -37,7 +37,7 @@ func relu(dst, x []float32) {
 
 func add3(dst, a, b []float32) {
 	n8 := len(a) / 8 * 8
-	if bnAVX2 && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		_, _ = dst[len(a)-1], b[len(a)-1]
 		add3AVX2(&dst[0], &a[0], &b[0], n8/8)
 	}
@@ -46,7 +46,7 @@ func add3(dst, a, b []float32) {
 
 func reluGrad(y, dy, dx []float32) {
 	n8 := len(y) / 8 * 8
-	if bnAVX2 && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		_, _ = dy[len(y)-1], dx[len(y)-1]
 		reluGradAVX2(&y[0], &dy[0], &dx[0], n8/8)
 	}
