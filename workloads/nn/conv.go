@@ -40,8 +40,11 @@ var ColumnCacheBytes = 16 << 20
 
 // minGEMMCols is the row length below which images are grouped into one
 // product: the kernels run rows of this length near their peak, while an
-// 8×8 map alone (64 floats) spends much of its time on tile edges.
-var minGEMMCols = 192
+// 8×8 map alone (64 floats) spends much of its time on tile edges. 784
+// rather than 192: the dW dot products are k long, and ResNet-20's step
+// takes 7–9% less CPU with 16 of its 7×7 maps a group than with 4 (LeNet
+// the same within noise; docs/compute.md).
+var minGEMMCols = 784
 
 type convScratch struct {
 	col, dcol []float32 // one group's unfolded input and its gradient
