@@ -16,10 +16,7 @@ func NewReLU() *ReLU { return &ReLU{} }
 
 func (r *ReLU) Forward(_ *Ctx, x *Tensor) *Tensor {
 	r.out = ensure(r.out, x.Shape...)
-	dst := r.out.Data
-	for i, v := range x.Data {
-		dst[i] = max(v, 0)
-	}
+	relu(r.out.Data, x.Data)
 	return r.out
 }
 
@@ -27,20 +24,6 @@ func (r *ReLU) Backward(_ *Ctx, dy *Tensor) *Tensor {
 	r.dx = ensure(r.dx, r.out.Shape...)
 	reluGrad(r.out.Data, dy.Data, r.dx.Data)
 	return r.dx
-}
-
-// reluGrad sets dx = dy where y > 0, else 0.
-//
-// It selects with a mask rather than a branch, which mispredicts on half the
-// elements: y > 0 exactly when y's bits, read as a signed integer, are
-// positive (−0 and negatives have the sign bit). Only a positive NaN in y
-// differs: it passes dy on where the branch gave 0.
-func reluGrad(y, dy, dx []float32) {
-	dy, dx = dy[:len(y)], dx[:len(y)]
-	for i, v := range y {
-		keep := uint32(-int64(int32(math.Float32bits(v))) >> 63)
-		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & keep)
-	}
 }
 
 // Dropout zeroes each element with probability P in training and scales the

@@ -12,7 +12,8 @@ import (
 // In training it uses the batch's mean and biased variance and updates the
 // running statistics (the running variance with the unbiased estimate, as
 // torch does); in evaluation it uses the running statistics. Channels are
-// independent, so they are split across workers; sums run in float64.
+// independent, so they are split across workers; sums run in float64, in
+// the kernels of bnkern.go.
 type BatchNorm2d struct {
 	C        int
 	Eps      float64
@@ -78,16 +79,13 @@ func (b *BatchNorm2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 			if ctx.Train {
 				var s, ss float64
 				for i := 0; i < n; i++ {
-					for _, v := range x.Data[(i*b.C+c)*hw : (i*b.C+c+1)*hw] {
-						s += float64(v)
-					}
+					si, _ := bnSums(x.Data[(i*b.C+c)*hw:(i*b.C+c+1)*hw], 0)
+					s += si
 				}
 				mean = s / float64(m)
 				for i := 0; i < n; i++ {
-					for _, v := range x.Data[(i*b.C+c)*hw : (i*b.C+c+1)*hw] {
-						d := float64(v) - mean
-						ss += d * d
-					}
+					_, ssi := bnSums(x.Data[(i*b.C+c)*hw:(i*b.C+c+1)*hw], mean)
+					ss += ssi
 				}
 				variance := ss / float64(m)
 				invStd = 1 / math.Sqrt(variance+b.Eps)
@@ -104,10 +102,7 @@ func (b *BatchNorm2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 			shift := b.Bias.Data[c] - float32(mean)*scale
 			for i := 0; i < n; i++ {
 				off := (i*b.C + c) * hw
-				dst := b.out.Data[off : off+hw]
-				for j, v := range x.Data[off : off+hw] {
-					dst[j] = v*scale + shift
-				}
+				bnAffine(b.out.Data[off:off+hw], x.Data[off:off+hw], scale, shift)
 			}
 		}
 	})
@@ -131,12 +126,11 @@ func (b *BatchNorm2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 			var sdy, sdyx float64 // Σdy and Σdy·x̂
 			for i := 0; i < n; i++ {
 				off := (i*b.C + c) * hw
-				g := dy.Data[off : off+hw]
-				for j, v := range x.Data[off : off+hw] {
-					sdy += float64(g[j])
-					sdyx += float64(g[j]) * (float64(v) - mean) * inv
-				}
+				sg, sgx := bnDots(dy.Data[off:off+hw], x.Data[off:off+hw], mean)
+				sdy += sg
+				sdyx += sgx
 			}
+			sdyx *= inv
 			b.Weight.Grad[c] += float32(sdyx)
 			b.Bias.Grad[c] += float32(sdy)
 			gamma := float64(b.Weight.Data[c])
@@ -145,10 +139,7 @@ func (b *BatchNorm2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				k := float32(gamma * inv)
 				for i := 0; i < n; i++ {
 					off := (i*b.C + c) * hw
-					dst := b.dx.Data[off : off+hw]
-					for j, g := range dy.Data[off : off+hw] {
-						dst[j] = g * k
-					}
+					bnAffine(b.dx.Data[off:off+hw], dy.Data[off:off+hw], k, 0)
 				}
 				continue
 			}
@@ -160,11 +151,7 @@ func (b *BatchNorm2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 			fa, fb, fc := float32(a), float32(bx), float32(c0)
 			for i := 0; i < n; i++ {
 				off := (i*b.C + c) * hw
-				dst := b.dx.Data[off : off+hw]
-				g := dy.Data[off : off+hw]
-				for j, v := range x.Data[off : off+hw] {
-					dst[j] = fa*g[j] + fb*v + fc
-				}
+				bnBack(b.dx.Data[off:off+hw], dy.Data[off:off+hw], x.Data[off:off+hw], fa, fb, fc)
 			}
 		}
 	})

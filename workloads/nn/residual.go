@@ -31,9 +31,7 @@ func (r *Residual) Forward(c *Ctx, x *Tensor) *Tensor {
 		panic(fmt.Sprintf("nn: Residual: main branch gives %v, shortcut %v", m.Shape, s.Shape))
 	}
 	r.out = ensure(r.out, m.Shape...)
-	for i, v := range m.Data {
-		r.out.Data[i] = max(v+s.Data[i], 0)
-	}
+	reluAdd(r.out.Data, m.Data, s.Data)
 	return r.out
 }
 
@@ -46,9 +44,7 @@ func (r *Residual) Backward(c *Ctx, dy *Tensor) *Tensor {
 	}
 	dm := r.Main.Backward(c, r.dsum)
 	r.dx = ensure(r.dx, dm.Shape...)
-	for i, v := range dm.Data {
-		r.dx.Data[i] = v + ds.Data[i]
-	}
+	add3(r.dx.Data, dm.Data, ds.Data)
 	return r.dx
 }
 

@@ -11,17 +11,18 @@ const (
 	dc = 3
 )
 
-// dotKernel sets out[dc·i+j] to Σ a[i][l]·b[j][l] over l < 8·k8, for i < dr
-// rows of a (lda apart) and j < dc rows of b (ldb apart): lane r sums the
-// terms l ≡ r mod 8 in order, and the lanes o0..o7 are added as
-// ((o0+o4)+(o1+o5)) + ((o2+o6)+(o3+o7)).
-type dotKernel func(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32)
+// dotKernel sets out[dc·i+j] to Σ a[i][l]·b[j][l] over l < k, for i < dr
+// rows of a (lda apart) and j < dc rows of b (ldb apart), in an order set by
+// k alone. dotGo and the AVX2 kernel: lane r sums the terms l ≡ r mod 8 of
+// l < k rounded down to 8, in order; the lanes o0..o7 are added as
+// ((o0+o4)+(o1+o5)) + ((o2+o6)+(o3+o7)); then the rest in order. The
+// AVX-512 kernel: 16 lanes over all of k, the last ones masked.
+type dotKernel func(k int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32)
 
 // sgemmDot computes C = alpha·A·Bᵀ + beta·C, A m×k, B n×k. Every element
 // takes the same path whatever its place in a tile (ragged edges are
 // copied into zero-padded rows and run through the same kernel), so its
-// bits depend on its operands alone: the kernel's sum, then the k mod 8
-// leftover terms in order.
+// bits depend on its operands alone.
 func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -32,7 +33,6 @@ func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b
 	}
 	buf := packPool.Get().(*packBuf)
 	defer packPool.Put(buf)
-	k8 := k / 8 * 8
 	out := &buf.dot // pooled: a local array would escape through dot
 	// The ragged last rows of B, padded once.
 	nFull := n / dc * dc
@@ -52,17 +52,11 @@ func sgemmDot(dot dotKernel, m, n, k int, alpha float32, a []float32, lda int, b
 			if j0 >= nFull {
 				bj, bld = buf.b, k
 			}
-			dot(k8/8, ai, alda, bj, bld, out)
+			dot(k, ai, alda, bj, bld, out)
 			for i := 0; i < mm; i++ {
-				arow := ai[i*alda : i*alda+k]
 				crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+nn]
 				for j := range crow {
-					s := out[i*dc+j]
-					brow := bj[j*bld : j*bld+k]
-					for l := k8; l < k; l++ {
-						s += arow[l] * brow[l]
-					}
-					crow[j] += alpha * s
+					crow[j] += alpha * out[i*dc+j]
 				}
 			}
 		}
@@ -85,7 +79,8 @@ func padRows(dst, src []float32, ld, rows, want, k int) []float32 {
 }
 
 // dotGo is the dot kernel in plain Go, for tests on any machine.
-func dotGo(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
+func dotGo(k int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
+	k8 := k / 8
 	for i := 0; i < dr; i++ {
 		for j := 0; j < dc; j++ {
 			var o [8]float32
@@ -95,6 +90,24 @@ func dotGo(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]flo
 				}
 			}
 			out[i*dc+j] = ((o[0] + o[4]) + (o[1] + o[5])) + ((o[2] + o[6]) + (o[3] + o[7]))
+		}
+	}
+	dotTail(k8*8, k, a, lda, b, ldb, out)
+}
+
+// dotTail adds the terms k0 ≤ l < k to each out[dc·i+j], in order.
+func dotTail(k0, k int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
+	if k0 == k {
+		return
+	}
+	for i := 0; i < dr; i++ {
+		arow := a[i*lda+k0 : i*lda+k]
+		for j := 0; j < dc; j++ {
+			s := out[i*dc+j]
+			for l, v := range b[j*ldb+k0 : j*ldb+k] {
+				s += arow[l] * v
+			}
+			out[i*dc+j] = s
 		}
 	}
 }

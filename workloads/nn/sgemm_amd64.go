@@ -14,23 +14,46 @@ func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func sdotKernel4x3(k8 int, a *float32, lda int, b *float32, ldb int, out *float32)
 
-// fastDot is the kernel for A·Bᵀ, nil with fastKernel.
+// sdotKernel4x3z is its AVX-512 version in sdot_amd64.s.
+//
+//go:noescape
+func sdotKernel4x3z(k int, a *float32, lda int, b *float32, ldb int, out *float32)
+
+// fastDot is the kernel for A·Bᵀ, nil with fastKernel; AVX-512's where
+// the micro-kernel is.
 var fastDot = func() dotKernel {
-	if fastKernel == nil {
+	switch {
+	case fastKernel == nil:
 		return nil
+	case cpu.X86.HasAVX512F:
+		return dotAVX512
 	}
 	return dotAVX2
 }()
 
-// dotAVX2 checks the extents the assembly will touch, then calls it.
-func dotAVX2(k8 int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
-	if k8 == 0 {
+// dotAVX512 checks the extents sdotKernel4x3z will touch, then calls it.
+func dotAVX512(k int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
+	if k == 0 {
 		clear(out[:])
 		return
 	}
-	_ = a[(dr-1)*lda+k8*8-1]
-	_ = b[(dc-1)*ldb+k8*8-1]
-	sdotKernel4x3(k8, &a[0], lda, &b[0], ldb, &out[0])
+	_ = a[(dr-1)*lda+k-1]
+	_ = b[(dc-1)*ldb+k-1]
+	sdotKernel4x3z(k, &a[0], lda, &b[0], ldb, &out[0])
+}
+
+// dotAVX2 runs sdotKernel4x3 over the whole multiples of 8 (after checking
+// the extents it will touch), then adds the rest in Go.
+func dotAVX2(k int, a []float32, lda int, b []float32, ldb int, out *[dr * dc]float32) {
+	k8 := k / 8
+	if k8 == 0 {
+		clear(out[:])
+	} else {
+		_ = a[(dr-1)*lda+k8*8-1]
+		_ = b[(dc-1)*ldb+k8*8-1]
+		sdotKernel4x3(k8, &a[0], lda, &b[0], ldb, &out[0])
+	}
+	dotTail(k8*8, k, a, lda, b, ldb, out)
 }
 
 //go:noescape

@@ -37,8 +37,20 @@ func gemmImpls() map[string]func(transA, transB bool, m, n, k int, alpha float32
 			sgemm(kern, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		}
 	}
+	for name, dot := range archDots {
+		impls["dot-"+name] = func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+			if !tb || ta {
+				gemmSerial(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+				return
+			}
+			sgemmDot(dot, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		}
+	}
 	return impls
 }
+
+// archDots are every assembly dot kernel this CPU runs.
+var archDots = map[string]dotKernel{}
 
 // archKernels are every assembly micro-kernel this CPU runs, not only the
 // one dispatched (sgemm_amd64_test.go fills it).
