@@ -1,0 +1,89 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/collective/collectivetest"
+)
+
+// recordHosts is record on ranks placed on hosts of the given sizes (host
+// 0's ranks first), as the recording transport tells the strategies.
+func recordHosts(t *testing.T, strategy string, opts map[string]string, hosts []int, count int) string {
+	var out string
+	n := 0
+	var names []string
+	for h, k := range hosts {
+		n += k
+		for range k {
+			names = append(names, fmt.Sprintf("host%d", h))
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		w := collectivetest.NewScheduleWorld(n)
+		w.SetHosts(names)
+		comms := make([]collective.Comm, n)
+		tensors := make([]collective.Tensor, n)
+		for r := range n {
+			c, err := collective.New(t.Context(), strategy, collective.Config{Rank: r, Size: n, Transport: w.Transport(r), Options: opts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			comms[r] = c
+			tensors[r] = collective.NewTensor(collective.Float32, count)
+			x := tensors[r].Float32s()
+			for i := range x {
+				x[i] = float32(i + 1)
+			}
+		}
+		w.Run(t, comms, func(r int, c collective.Comm) error {
+			return c.AllReduce(t.Context(), tensors[r], collective.Max)
+		})
+		out = w.Format()
+	})
+	return out
+}
+
+// TestHierScheduleMatchesStrategy checks the generated hierarchical
+// allreduce against ring's algo=hier over the recording transport with
+// hosts: every message (source, destination, channel, elements, bytes) in
+// the same step, at even and uneven layouts, below and above the size
+// from which it pipelines in slices and two lanes.
+func TestHierScheduleMatchesStrategy(t *testing.T) {
+	type tc struct {
+		hosts []int
+		count int
+		opts  map[string]string
+	}
+	var cases []tc
+	for _, hosts := range [][]int{{2, 2}, {3, 1}, {1, 3}, {2, 2, 2}, {4, 4}, {2, 2, 2, 2}, {3, 2}} {
+		for _, count := range []int{8, 13, 101, 1000} {
+			cases = append(cases,
+				tc{hosts, count, map[string]string{"algo": "hier", "chunk": "64"}},
+				tc{hosts, count, map[string]string{"algo": "hier", "inter": "whole", "chunk": "96"}},
+				tc{hosts, count, map[string]string{"algo": "hier", "inter": "rsag", "chunk": "64"}})
+		}
+	}
+	// From 8 MiB it pipelines: slices of 4 MiB, alternate lanes across
+	// hosts (channels moved up by 8), automatic chunks.
+	for _, hosts := range [][]int{{2, 2}, {3, 1}, {2, 2, 2}, {4, 4}} {
+		for _, mib := range []int{8, 13} {
+			cases = append(cases, tc{hosts, mib << 18, map[string]string{"algo": "hier"}})
+		}
+	}
+	if testing.Short() {
+		cases = cases[:len(cases)-8]
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%v-%d-%v", c.hosts, c.count, c.opts)
+		t.Run(name, func(t *testing.T) {
+			want := recordHosts(t, "ring", c.opts, c.hosts, c.count)
+			got := lockstep(ringHier(c.hosts, int64(4*c.count), 4, c.opts), 4)
+			if got != want {
+				t.Errorf("generated schedule differs from the strategy's\n--- strategy\n%s--- model\n%s", want, got)
+			}
+		})
+	}
+}
