@@ -209,7 +209,15 @@ func (b *hierBuilder) sub(prog Program, members []int, lane uint8, off int64, st
 				q.after(recvDep(src, int(ch), b.recvd[[3]int{r, src, int(ch)}]+int(d.Seq)))
 			}
 			if start[i] >= 0 {
-				q.after(localDep(int(start[i])))
+				if q.NDeps == uint8(len(q.Deps)) { // full: join the start with the first
+					j := Op{Kind: Compute, Slot: b.p.slot(r)}
+					j.after(localDep(int(start[i])))
+					j.after(q.Deps[0])
+					b.p.ops[r] = append(b.p.ops[r], j)
+					q.Deps[0] = localDep(int(j.Slot))
+				} else {
+					q.after(localDep(int(start[i])))
+				}
 			}
 			if o.Kind == Compute {
 				if o.Slot >= 0 {
@@ -280,4 +288,22 @@ func ringHier(hosts []int, bytes int64, es int, opts map[string]string) Program 
 		return RingAllReduce(m, b, es, chunk)
 	}
 	return Hier(hosts, bytes, es, ringChunk(chunk, int(bytes)/2, ringDefaultChunk, es), inter)
+}
+
+// treeHier is tree's algo=hier with its options (inter, chunk).
+func treeHier(hosts []int, bytes int64, es int, opts map[string]string) Program {
+	chunk := treeDefaultChunk
+	if c, ok := opts["chunk"]; ok {
+		chunk, _ = strconv.Atoi(c)
+	}
+	inter := func(m int, b int64) Program {
+		switch opts["inter"] {
+		case "dbtree":
+			return DoubleTree(m, b, es, chunk)
+		case "rd":
+			return RecursiveDoubling(m, b)
+		}
+		return TreeAllReduce(m, b, es, chunk)
+	}
+	return Hier(hosts, bytes, es, chunk, inter)
 }
