@@ -233,7 +233,9 @@ func newModelPredictCmd(stdout io.Writer) *cobra.Command {
 algorithm at each world size and size, and the predicted winner of each
 (np, size). Ring schedules are simulated at any np; the others where the
 simulation stays small, and from their closed forms past that (the method
-column says which). Without --calibration the software costs come from
+column says which). Where --hosts has several ranks per host, the
+hierarchical allreduces (ring/hier, tree/hier) are listed too, placed on
+those hosts. Without --calibration the software costs come from
 --alpha and --gamma and every prediction is marked as an extrapolation (*);
 with it, the fit for the link (or, failing that, the algorithm's software
 costs from another link) is used, and points outside the fitted range are
