@@ -21,6 +21,13 @@ type Algorithm struct {
 	// Program generates the schedule; nil where the model has only the
 	// closed form (nccl: its schedules live in libnccl).
 	Program func(n int, S int64) Program
+	// Hier, for a hierarchical algorithm, generates its schedule on hosts
+	// of the given sizes and HierClosed is its closed form at hosts ×
+	// perHost: it depends on where the ranks sit, not only on n. Terms
+	// and Program are then its flat form, a rank per host, as it runs
+	// where there is no hierarchy.
+	Hier       func(hosts []int, S int64) Program
+	HierClosed func(intra, inter Params, hosts, perHost int, S int64) float64
 }
 
 // Closed is a's closed form at p, n ranks and S bytes, in seconds.
@@ -37,11 +44,39 @@ func (a Algorithm) closedTerms(p Params, n int, S int64) Terms {
 // es is the element size the generated schedules assume (float32).
 const es = 4
 
-// algorithms lists what the model knows. Issue 20's hierarchical allreduce
-// joins here once it lands: its schedule generator (built from its code as
-// ring.go is from strategies/ring), a case in schedule_test.go, and
-// HierarchicalTerms as its closed form.
+// ringAuto and treeAuto are the strategies' algo=auto closed forms.
+func ringAuto(p Params, n int, S int64) Terms {
+	if S <= int64(ringAutoMaxWhole(n)) {
+		return ringWholeTerms(n, S)
+	}
+	return ringRSAGTerms(p, n, S, 0)
+}
+
+func treeAuto(p Params, n int, S int64) Terms {
+	if S <= treeAutoMaxRD {
+		return rdTerms(n, S)
+	}
+	return dbtreeTerms(p, n, S, 0)
+}
+
+// algorithms lists what the model knows. The hierarchical allreduces
+// (ring/hier, tree/hier: hier.go, checked in schedule_hier_test.go) run
+// their inter algorithm at its defaults.
 var algorithms = []Algorithm{
+	{Name: "ring/hier", Strategy: "ring", Options: map[string]string{"algo": "hier"}, Collective: "allreduce",
+		Terms:   ringAuto,
+		Program: func(n int, S int64) Program { return RingAllReduce(n, S, es, 0) },
+		Hier:    func(hosts []int, S int64) Program { return ringHier(hosts, S, es, nil) },
+		HierClosed: func(intra, inter Params, hosts, perHost int, S int64) float64 {
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, ringChunk(0, int(S)/2, ringDefaultChunk, es), ringAuto)
+		}},
+	{Name: "tree/hier", Strategy: "tree", Options: map[string]string{"algo": "hier"}, Collective: "allreduce",
+		Terms:   treeAuto,
+		Program: func(n int, S int64) Program { return TreeAllReduce(n, S, es, 0) },
+		Hier:    func(hosts []int, S int64) Program { return treeHier(hosts, S, es, nil) },
+		HierClosed: func(intra, inter Params, hosts, perHost int, S int64) float64 {
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, treeDefaultChunk, treeAuto)
+		}},
 	{Name: "ring", Strategy: "ring", Collective: "allreduce",
 		Terms: func(p Params, n int, S int64) Terms {
 			if S <= int64(ringAutoMaxWhole(n)) {

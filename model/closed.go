@@ -245,17 +245,39 @@ func binomialTerms(p Params, n int, S int64) Terms {
 	return at(0)
 }
 
-// HierarchicalTerms is the closed form of a hierarchical allreduce (issue
-// 20: within hosts, then across): a reduce-scatter among the perHost ranks
-// of a host over intra, a ring allreduce of S/perHost among the hosts over
-// inter, an all-gather within the host. It returns the seconds at intra and
-// inter; it is not in Algorithms until the strategy lands and its schedule
-// can be generated and checked as the others are.
-func HierarchicalTerms(intra, inter Params, hosts, perHost int, S int64) float64 {
-	l := float64(perHost)
-	f := (l - 1) / l
-	within := 2 * ((l-1)*(intra.Alpha+intra.Latency) + f*float64(S)*intra.Beta)
-	within += f * float64(S) * intra.Gamma
-	across := ringRSAGTerms(inter, hosts, S/int64(perHost), 0).At(inter)
-	return within + across
+// HierarchicalTerms is the closed form of the hierarchical allreduce
+// (internal/core/hier.go, docs/hier.md) on hosts × perHost ranks: within
+// each host every rank sends each other rank its region of S/l (l =
+// perHost) directly, (l−1)(kα + S/l·β) at intra, k chunks of chunk bytes a
+// region; across hosts the l owners of a host's shards each run flat (the
+// inter algorithm's closed form) on S/l among the m hosts, at once, so the
+// host's NIC carries l times one rank's bytes: 2(m−1)/m × S × β for a ring,
+// however many ranks a host has. One slice (below 8 MiB), it is the three
+// phases in turn; from 8 MiB the buffer goes through in slices, pipelined.
+func HierarchicalTerms(intra, inter Params, hosts, perHost int, S int64, chunk int,
+	flat func(p Params, n int, S int64) Terms) float64 {
+	l, m := perHost, hosts
+	if m < 2 || l < 2 {
+		return withKappa(flat(inter, m*l, S)).At(inter)
+	}
+	ns := int64(hierSlices(int(S)))
+	slice := S / ns
+	// A rank's sends within the host, per slice and phase: (l−1) regions.
+	r := float64(slice / int64(l))
+	c := float64(chunkBytes(chunk, es))
+	k := math.Max(1, math.Ceil(r/c))
+	send := float64(l-1) * (k*intra.Alpha + r*(intra.Beta+intra.Kappa))
+	within := 2*(send+intra.Latency) + math.Min(c, r)*intra.Gamma
+	across := withKappa(flat(inter, m, slice/int64(l)))
+	across.Beta *= float64(l) // l owners share the host's NIC
+	across.Steps = 0
+	wire := across.Beta*inter.Beta + across.Kappa*inter.Kappa
+	// Every slice's bytes go through the NIC, its fixed costs (steps,
+	// latency) once, the two lanes overlapping each other's. A rank sends
+	// one message at a time, within its host or across (the simulator's
+	// egress, as the executor's), so the phases within a host hide only
+	// their latency behind the NIC, not their sends.
+	fixed := across.At(inter) - wire
+	waves := float64((ns+hierLanes-1)/hierLanes - 1)
+	return within + across.At(inter) + float64(ns-1)*(wire+2*send) + waves*fixed
 }

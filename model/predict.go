@@ -42,6 +42,9 @@ func (a Algorithm) simulable(n int, S int64) bool {
 // Predict returns the time of a at n ranks and S bytes on topo, simulated
 // where that is feasible and from the closed form at topo.Inter otherwise.
 func (a Algorithm) Predict(topo Topology, n int, S int64) (float64, Method, error) {
+	if a.Hier != nil && topo.PerHost > 1 && n > topo.PerHost {
+		return a.predictHier(topo, n, S)
+	}
 	if !a.simulable(n, S) {
 		return a.Closed(topo.Inter, n, S), ByClosed, nil
 	}
@@ -93,4 +96,21 @@ func (a Algorithm) TermsAt(p Params, n int, S int64, topo func(Params) Topology)
 		out[i] = (t1 - t0) / h
 	}
 	return Terms{Alpha: out[0], Latency: out[1], Beta: out[2], Gamma: out[3], Kappa: out[4], Steps: out[5]}, BySim, nil
+}
+
+// predictHier predicts a hierarchical algorithm on topo's hosts (the last
+// one partly filled where n is not a multiple of its ranks per host).
+func (a Algorithm) predictHier(topo Topology, n int, S int64) (float64, Method, error) {
+	var hosts []int
+	for left := n; left > 0; left -= topo.PerHost {
+		hosts = append(hosts, min(left, topo.PerHost))
+	}
+	if estimate(a, n, S) > maxSimMessages || n > 512 {
+		return a.HierClosed(topo.Intra, topo.Inter, len(hosts), topo.PerHost, S), ByClosed, nil
+	}
+	r, err := Simulate(a.Hier(hosts, S), topo)
+	if err != nil {
+		return 0, BySim, err
+	}
+	return r.Time, BySim, nil
 }

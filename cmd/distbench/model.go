@@ -211,6 +211,9 @@ func rankOf(set map[int64]bool) map[int64]int {
 	return r
 }
 
+// defaultPredictAlgos is what predict compares without --algo.
+const defaultPredictAlgos = "ring,tree,ps,nccl/ring,nccl/tree"
+
 type predictFlags struct {
 	nps, sizes, algos         string
 	link, intra, hosts, calib string
@@ -230,7 +233,9 @@ func newModelPredictCmd(stdout io.Writer) *cobra.Command {
 algorithm at each world size and size, and the predicted winner of each
 (np, size). Ring schedules are simulated at any np; the others where the
 simulation stays small, and from their closed forms past that (the method
-column says which). Without --calibration the software costs come from
+column says which). Where --hosts has several ranks per host, the
+hierarchical allreduces (ring/hier, tree/hier) are listed too, placed on
+those hosts. Without --calibration the software costs come from
 --alpha and --gamma and every prediction is marked as an extrapolation (*);
 with it, the fit for the link (or, failing that, the algorithm's software
 costs from another link) is used, and points outside the fitted range are
@@ -265,7 +270,8 @@ marked.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.nps, "np", "8,64,512,4096", "world sizes, comma-separated")
 	fl.StringVar(&f.sizes, "sizes", "4KiB,1MiB,64MiB,1GiB", "sizes, comma-separated")
-	fl.StringVar(&f.algos, "algo", "ring,tree,ps,nccl/ring,nccl/tree", "algorithms, comma-separated: "+strings.Join(model.Names(), ", "))
+	fl.StringVar(&f.algos, "algo", "", "algorithms, comma-separated (default "+defaultPredictAlgos+
+		", and ring/hier,tree/hier where --hosts has several ranks per host): "+strings.Join(model.Names(), ", "))
 	fl.StringVar(&f.link, "link", "100Gbit,2us", "the NIC: RATE,LATENCY as --link of sweep")
 	fl.StringVar(&f.intra, "intra", "", "links within a host, RATE,LATENCY (default: as --link)")
 	fl.StringVar(&f.hosts, "hosts", "512x8", "HOSTSxRANKS_PER_HOST")
@@ -295,12 +301,6 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 		}
 		g.Sizes = append(g.Sizes, b)
 	}
-	for _, a := range strings.Split(f.algos, ",") {
-		if _, err := model.Lookup(strings.TrimSpace(a)); err != nil {
-			return nil, fmt.Errorf("--algo %q: unknown %q (accepted: %s)", f.algos, a, strings.Join(model.Names(), ", "))
-		}
-		g.Algos = append(g.Algos, strings.TrimSpace(a))
-	}
 	rate, lat, err := linkShape(f.link)
 	if err != nil || rate <= 0 {
 		return nil, fmt.Errorf("--link %q: want a rate and a latency such as 100Gbit,2us", f.link)
@@ -321,6 +321,19 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 	}
 	if !ok || err != nil || g.Hosts < 1 || g.PerHost < 1 {
 		return nil, fmt.Errorf("--hosts %q: want HOSTSxRANKS_PER_HOST such as 512x8", f.hosts)
+	}
+	algos := f.algos
+	if algos == "" {
+		algos = defaultPredictAlgos
+		if g.PerHost > 1 { // what the hierarchy buys, beside the flat ones
+			algos += ",ring/hier,tree/hier"
+		}
+	}
+	for _, a := range strings.Split(algos, ",") {
+		if _, err := model.Lookup(strings.TrimSpace(a)); err != nil {
+			return nil, fmt.Errorf("--algo %q: unknown %q (accepted: %s)", algos, a, strings.Join(model.Names(), ", "))
+		}
+		g.Algos = append(g.Algos, strings.TrimSpace(a))
 	}
 	for _, n := range g.NPs {
 		if n > g.Hosts*g.PerHost {

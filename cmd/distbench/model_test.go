@@ -16,7 +16,7 @@ import (
 //	go test ./cmd/distbench -run ModelPredictGolden -update
 func TestModelPredictGolden(t *testing.T) {
 	code, out, errs := cli(t, "model", "predict", "--np", "4,16", "--sizes", "4KiB,1MiB", "--link", "10Gbit,25us",
-		"--hosts", "4x4", "--algo", "ring,tree,ps,nccl/ring")
+		"--hosts", "4x4", "--algo", "ring,tree,ps,nccl/ring,ring/hier,tree/hier")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

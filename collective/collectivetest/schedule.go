@@ -53,6 +53,7 @@ type ScheduleWorld struct {
 	// closing: the operation is over and the communicators close; what
 	// they send is moved, not logged.
 	closing bool
+	hosts   []string // per rank, set by SetHosts; nil: not known
 }
 
 type scheduleKey struct {
@@ -78,6 +79,17 @@ func NewScheduleWorld(n int) *ScheduleWorld {
 		w.ranks = append(w.ranks, &scheduleTransport{w: w, rank: r})
 	}
 	return w
+}
+
+// SetHosts names each rank's host (hosts[r] for rank r), so that the
+// transports say which ranks share one (driver.Topology) and a
+// hierarchical algorithm runs as it would across hosts. Without it they
+// say nothing, and such an algorithm runs flat. Call it before the
+// communicators are built.
+func (w *ScheduleWorld) SetHosts(hosts []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.hosts = slices.Clone(hosts)
 }
 
 // Transport returns rank's end of the world.
@@ -230,7 +242,20 @@ type scheduleTransport struct {
 	rank int
 }
 
-var _ driver.Transport = (*scheduleTransport)(nil)
+var (
+	_ driver.Transport = (*scheduleTransport)(nil)
+	_ driver.Topology  = (*scheduleTransport)(nil)
+)
+
+// HostOf names rank's host as SetHosts did; "" (not known) without it.
+func (t *scheduleTransport) HostOf(rank int) string {
+	t.w.mu.Lock()
+	defer t.w.mu.Unlock()
+	if rank < len(t.w.hosts) {
+		return t.w.hosts[rank]
+	}
+	return ""
+}
 
 func (t *scheduleTransport) Rank() int           { return t.rank }
 func (t *scheduleTransport) Size() int           { return len(t.w.ranks) }
