@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -337,8 +336,12 @@ func (a *Allocation) mesh(ctx context.Context, spec *job.Spec) (driver.Transport
 	if err != nil {
 		return nil, err
 	}
+	// Each mesh publishes its addresses and hosts under keys of its own,
+	// so that a later mesh's ranks never find an earlier one's (closed)
+	// listeners in the store the meshes share.
 	tr, err := transport.NewTCP(ctx, transport.TCPOptions{
-		Rank: a.Rank(), Size: a.Size(), Store: a.store, JobID: fmt.Sprintf("%s/mesh%d", a.jobID, len(a.meshes)), Token: a.token,
+		Rank: a.Rank(), Size: a.Size(), Store: a.store, KeyPrefix: fmt.Sprintf("transport/mesh%d/addr/", len(a.meshes)),
+		JobID: fmt.Sprintf("%s/mesh%d", a.jobID, len(a.meshes)), Token: a.token,
 		ListenHost: launch.ListenHost(a.getenv), ConnectTimeout: max(a.timeout, time.Minute), Link: shape, Spin: launch.Spin(a.getenv),
 		Transport: spec.Transport,
 	})
@@ -359,13 +362,11 @@ func (a *Allocation) serve(ctx context.Context, spec *job.Spec, tr driver.Transp
 	if err != nil || index >= n {
 		return err
 	}
-	st, err := collective.Lookup(spec.Strategy)
+	srv, err := serversOf(spec)
 	if err != nil {
 		return err
 	}
-	return st.(driver.Servers).Serve(ctx, driver.ServerConfig{
-		Index: index, Count: n, Workers: spec.NP, Store: a.store, Timeout: spec.Timeout,
-		Options: spec.Options, ListenHost: launch.ListenHost(a.getenv), JobID: a.jobID, Token: a.token,
-		Transport: tr, Logf: func(f string, args ...any) { fmt.Fprintf(os.Stderr, f+"\n", args...) },
-	})
+	cfg := serverConfig(spec, index, n, a.store, launch.ListenHost(a.getenv), a.jobID, a.token)
+	cfg.Transport = tr
+	return srv.Serve(ctx, cfg)
 }

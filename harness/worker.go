@@ -38,7 +38,12 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	}
 	joinTimeout := max(spec.Timeout, time.Minute)
 	if idx := getenv(launch.EnvServerIndex); idx != "" {
-		return serverMain(ctx, spec, getenv, url, jobID, token, idx, getenv(launch.EnvServerCount), launch.ListenHost(getenv), joinTimeout)
+		index, err1 := strconv.Atoi(idx)
+		count, err2 := strconv.Atoi(getenv(launch.EnvServerCount))
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("%s/%s: %w", launch.EnvServerIndex, launch.EnvServerCount, err)
+		}
+		return serverMain(ctx, spec, getenv, url, jobID, token, index, count, launch.ListenHost(getenv), joinTimeout)
 	}
 	// An engine starts a strategy's servers too, as its last ranks.
 	idx, count, workers, err := engineServer(spec, getenv)
@@ -46,7 +51,7 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 		return err
 	}
 	if idx >= 0 {
-		return serverMain(ctx, spec, getenv, url, jobID, token, strconv.Itoa(idx), strconv.Itoa(count), launch.ListenHost(getenv), joinTimeout)
+		return serverMain(ctx, spec, getenv, url, jobID, token, idx, count, launch.ListenHost(getenv), joinTimeout)
 	}
 
 	sess, err := rendezvous.Join(ctx, rendezvous.Options{
@@ -135,19 +140,10 @@ func closeComm(ctx context.Context, comm collective.Comm, err error) error {
 	return err
 }
 
-func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string, url, jobID string, token []byte, idx, count, host string, timeout time.Duration) error {
-	st, err := collective.Lookup(spec.Strategy)
+func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string, url, jobID string, token []byte, index, n int, host string, timeout time.Duration) error {
+	srv, err := serversOf(spec)
 	if err != nil {
 		return err
-	}
-	srv, ok := st.(driver.Servers)
-	if !ok {
-		return fmt.Errorf("strategy %s runs no server processes", spec.Strategy)
-	}
-	index, err1 := strconv.Atoi(idx)
-	n, err2 := strconv.Atoi(count)
-	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("%s/%s: %w", launch.EnvServerIndex, launch.EnvServerCount, err)
 	}
 	ep, err := rendezvous.ParseURL(url)
 	if err != nil {
@@ -158,11 +154,7 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 		return err
 	}
 	defer store.Close()
-	cfg := driver.ServerConfig{
-		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
-		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
-		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
-	}
+	cfg := serverConfig(spec, index, n, store, host, jobID, token)
 	// The server's NIC is shaped by the default link, as the workers'
 	// without an override of their own.
 	link, err := spec.LinkFor(-1)
@@ -190,6 +182,29 @@ func serverMain(ctx context.Context, spec *job.Spec, getenv func(string) string,
 	return srv.Serve(ctx, cfg)
 }
 
+// serversOf is spec's strategy as the runner of its server processes.
+func serversOf(spec *job.Spec) (driver.Servers, error) {
+	st, err := collective.Lookup(spec.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	srv, ok := st.(driver.Servers)
+	if !ok {
+		return nil, fmt.Errorf("strategy %s runs no server processes", spec.Strategy)
+	}
+	return srv, nil
+}
+
+// serverConfig is server index of n's configuration for spec, however it
+// was started (the local launcher, an engine, an allocation's ranks).
+func serverConfig(spec *job.Spec, index, n int, store driver.Store, host, jobID string, token []byte) driver.ServerConfig {
+	return driver.ServerConfig{
+		Index: index, Count: n, Workers: spec.NP, Store: store, Timeout: spec.Timeout,
+		Options: spec.Options, ListenHost: host, JobID: jobID, Token: token,
+		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
+	}
+}
+
 // meshServers is how many server processes spec's strategy runs beside the
 // workers as ranks of the job's mesh (0 for most).
 func meshServers(spec *job.Spec) (int, error) {
@@ -197,11 +212,10 @@ func meshServers(spec *job.Spec) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	sv, ok := st.(driver.Servers)
-	if m, inMesh := st.(driver.MeshServers); !ok || !inMesh || !m.ServersInMesh(spec.Options) {
+	if m, ok := st.(driver.MeshServers); !ok || !m.ServersInMesh(spec.Options) {
 		return 0, nil
 	}
-	return sv.ServerProcesses(spec.Options, spec.NP)
+	return ServerProcesses(spec.Strategy, spec.Options, spec.NP)
 }
 
 // openStore connects a process that is not a rank (a strategy's server) to
