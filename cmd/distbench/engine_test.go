@@ -37,6 +37,24 @@ func engineRows(t *testing.T, stdout string, want int) {
 	}
 }
 
+// engineRun runs `run --launcher mpirun` with args (2 sizes, checked),
+// and checks that it succeeds, prints the line it ran (beginning with
+// line), and that rank 0's rows are right.
+func engineRun(t *testing.T, line string, args ...string) {
+	t.Helper()
+	t.Setenv(envArgv, "1")
+	args = append([]string{"run", "--launcher", "mpirun", "-c", "1",
+		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m"}, args...)
+	code, stdout, stderr := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "distbench: running "+line) {
+		t.Errorf("want the line it ran, %q...: %s", line, stderr)
+	}
+	engineRows(t, stdout, 2)
+}
+
 // TestEngineMpirun runs `run --launcher mpirun`: distbench builds the
 // mpirun line, Open MPI starts 4 ranks, each finds its rank in Open MPI's
 // environment and the rendezvous in the variables mpirun exported.
@@ -47,16 +65,7 @@ func TestEngineMpirun(t *testing.T) {
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
 	}
-	t.Setenv(envArgv, "1")
-	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "4", "-c", "1",
-		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stderr, "distbench: running mpirun -n 4 ") {
-		t.Errorf("the line it ran is not printed: %s", stderr)
-	}
-	engineRows(t, stdout, 2)
+	engineRun(t, "mpirun -n 4 ", "--np", "4")
 }
 
 // TestEngineMPICH runs the same under MPICH's Hydra, which exports with
@@ -77,16 +86,7 @@ func TestEngineMPICH(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv(envArgv, "1")
-	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "3", "-c", "1",
-		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stderr, "distbench: running mpirun -n 3 -genvlist DISTBENCH_TOKEN,MASTER_PORT,MASTER_ADDR ") {
-		t.Errorf("want Hydra's -genvlist on the printed line: %s", stderr)
-	}
-	engineRows(t, stdout, 2)
+	engineRun(t, "mpirun -n 3 -genvlist DISTBENCH_TOKEN,MASTER_PORT,MASTER_ADDR ", "--np", "3")
 
 	self, err := os.Executable()
 	if err != nil {
@@ -111,17 +111,8 @@ func TestEngineDedicatedServers(t *testing.T) {
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
 	}
-	t.Setenv(envArgv, "1")
-	code, stdout, stderr := runCLI(t, "run", "--launcher", "mpirun", "--np", "2", "--strategy", "ps",
-		"--opt", "placement=dedicated", "--opt", "servers=2", "-c", "1",
-		"-b", "4KiB", "-e", "64KiB", "-f", "16", "-n", "3", "-w", "1", "--timeout", "1m")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stderr, "distbench: running mpirun -n 4 ") {
-		t.Errorf("want mpirun of 2 workers and 2 servers: %s", stderr)
-	}
-	engineRows(t, stdout, 2)
+	// 2 workers and 2 servers.
+	engineRun(t, "mpirun -n 4 ", "--np", "2", "--strategy", "ps", "--opt", "placement=dedicated", "--opt", "servers=2")
 }
 
 // standInSrun is srun as far as distbench uses it: -n N, --export, and the
