@@ -240,38 +240,9 @@ func TestShmKilledPeerLeavesNothing(t *testing.T) {
 func BenchmarkShmPingPong(b *testing.B) {
 	for _, size := range []int{8, 4 << 10, 64 << 10, 1 << 20} {
 		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
-			m := newMesh(b, 2, func(rank int, o *TCPOptions) {
+			pingPong(b, newMesh(b, 2, func(rank int, o *TCPOptions) {
 				o.Transport, o.HostID, o.Spin = TransportShm, "h", time.Millisecond
-			})
-			ctx := ctxFor(b, 10*time.Minute)
-			ping, pong := make([]byte, size), make([]byte, size)
-			done := make(chan error, 1)
-			go func() {
-				for range b.N {
-					if err := m.ts[1].Recv(ctx, 0, 1, pong); err != nil {
-						done <- err
-						return
-					}
-					if err := m.ts[1].Send(ctx, 0, 2, pong); err != nil {
-						done <- err
-						return
-					}
-				}
-				done <- nil
-			}()
-			b.SetBytes(int64(2 * size))
-			b.ResetTimer()
-			for range b.N {
-				if err := m.ts[0].Send(ctx, 1, 1, ping); err != nil {
-					b.Fatal(err)
-				}
-				if err := m.ts[0].Recv(ctx, 1, 2, ping); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
+			}), size)
 		})
 	}
 }

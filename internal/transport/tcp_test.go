@@ -832,38 +832,40 @@ func benchMesh(b *testing.B, link *Link) *mesh {
 
 func BenchmarkTCPPingPong(b *testing.B) {
 	for _, size := range []int{8, 64 << 10, 1 << 20} {
-		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
-			m := benchMesh(b, nil)
-			ctx := ctxFor(b, 10*time.Minute)
-			ping, pong := make([]byte, size), make([]byte, size)
-			done := make(chan error, 1)
-			go func() {
-				for range b.N {
-					if err := m.ts[1].Recv(ctx, 0, 1, pong); err != nil {
-						done <- err
-						return
-					}
-					if err := m.ts[1].Send(ctx, 0, 2, pong); err != nil {
-						done <- err
-						return
-					}
-				}
-				done <- nil
-			}()
-			b.SetBytes(int64(2 * size))
-			b.ResetTimer()
-			for range b.N {
-				if err := m.ts[0].Send(ctx, 1, 1, ping); err != nil {
-					b.Fatal(err)
-				}
-				if err := m.ts[0].Recv(ctx, 1, 2, ping); err != nil {
-					b.Fatal(err)
-				}
+		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) { pingPong(b, benchMesh(b, nil), size) })
+	}
+}
+
+// pingPong times b.N round trips of size bytes between ranks 0 and 1 of m.
+func pingPong(b *testing.B, m *mesh, size int) {
+	ctx := ctxFor(b, 10*time.Minute)
+	ping, pong := make([]byte, size), make([]byte, size)
+	done := make(chan error, 1)
+	go func() {
+		for range b.N {
+			if err := m.ts[1].Recv(ctx, 0, 1, pong); err != nil {
+				done <- err
+				return
 			}
-			if err := <-done; err != nil {
-				b.Fatal(err)
+			if err := m.ts[1].Send(ctx, 0, 2, pong); err != nil {
+				done <- err
+				return
 			}
-		})
+		}
+		done <- nil
+	}()
+	b.SetBytes(int64(2 * size))
+	b.ResetTimer()
+	for range b.N {
+		if err := m.ts[0].Send(ctx, 1, 1, ping); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.ts[0].Recv(ctx, 1, 2, ping); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
 	}
 }
 
