@@ -99,6 +99,14 @@ type slowConns struct {
 
 func (s slowConns) ShapeConn(c net.Conn) net.Conn { return &slowConn{c, s.delay} }
 
+// Send delays the mesh's messages as ShapeConn does the connections'.
+func (s slowConns) Send(ctx context.Context, peer int, tag uint64, data []byte) error {
+	if d := s.delay.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+	return s.Transport.Send(ctx, peer, tag, data)
+}
+
 type slowConn struct {
 	net.Conn
 	delay *atomic.Int64
@@ -126,12 +134,13 @@ func TestDeadlineNamesWhatIsMissing(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		transport string
-		delay     time.Duration // of the servers' gRPC writes
+		delay     time.Duration // of every gRPC write and mesh message
 		where     string        // how rank 2 is named
 	}{
 		{"grpc/prompt", "grpc", 0, "rank 2 (127.0.0.1:"},
 		{"grpc/late requests", "grpc", 200 * time.Millisecond, "rank 2 (127.0.0.1:"},
-		{"mesh", "mesh", 0, "rank 2"}, // the in-memory mesh has no addresses
+		{"mesh/prompt", "mesh", 0, "rank 2"}, // the in-memory mesh has no addresses
+		{"mesh/late", "mesh", 200 * time.Millisecond, "rank 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 3

@@ -148,7 +148,7 @@ func (l *meshLink) exchange(ctx context.Context, h *header, pieces []piece, pull
 	for i, r := range posted {
 		if err := r.Wait(ctx); err != nil {
 			if ctx.Err() == context.DeadlineExceeded {
-				return l.explain(ctx, &pulls[of[i]].h, start, r)
+				return l.explain(ctx, &pulls[of[i]].h, start)
 			}
 			return err
 		}
@@ -229,34 +229,21 @@ func (l *meshLink) sendPayloads(ctx context.Context, pieces []piece) error {
 
 // explain is the error of a pull that this worker's deadline cut: what it
 // waited for, as the server says when asked (why), within a diagnosis
-// budget; a server that does not answer is named as the likely cause.
-func (l *meshLink) explain(ctx context.Context, h *header, start time.Time, waited driver.Posted) error {
+// budget; a server that does not answer is named as the likely cause, and
+// another rank's abort that arrives meanwhile is the error instead.
+func (l *meshLink) explain(ctx context.Context, h *header, start time.Time) error {
 	te := &collective.TimeoutError{After: time.Since(start), Waiting: h.waitedFor()}
 	budget := diagnosisBudget(l.timeout)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	text, err := l.why(dctx, h)
-	if err != nil {
-		// The server could not be asked: most often another rank that
-		// failed meanwhile (its own deadline, at about the same time) is
-		// aborting the job, with its cause, which says more. Its abort
-		// fails the pull's receive, soon after the link to the server
-		// closed; wait for it within the budget.
-		if errors.Is(err, collective.ErrAborted) {
-			return err
-		}
-		select {
-		case <-waited.Done():
-			if aerr := waited.Wait(dctx); errors.Is(aerr, collective.ErrAborted) {
-				return aerr
-			}
-		case <-dctx.Done():
-		}
+	if errors.Is(err, collective.ErrAborted) {
+		return err
 	}
 	switch {
 	case err == nil:
 		te.Cause = "the server says: " + text
-	case dctx.Err() != nil:
+	case errors.Is(err, collective.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
 		te.Cause = fmt.Sprintf("the server did not answer within %v either: its process is stopped, stuck, or too starved of CPU to answer", budget)
 	default:
 		te.Cause = fmt.Sprintf("asking the server what it waited for failed: %v", err)
@@ -274,6 +261,13 @@ func (l *meshLink) why(ctx context.Context, h *header) (string, error) {
 	err = l.sendHeader(ctx, &header{kind: kindWhy, rank: l.rank, group: h.group, seq: h.seq, name: h.name, aux: uint32(h.kind)})
 	l.mu.Unlock()
 	if err != nil {
+		// A server whose link is gone is most often in a rank that is
+		// aborting the job (its own deadline, at about the same time):
+		// the abort fails the answer's receive with its cause, which says
+		// more than the closed link. Wait for it within ctx.
+		if aerr := a.r.Wait(ctx); errors.Is(aerr, collective.ErrAborted) {
+			return "", aerr
+		}
 		return "", err
 	}
 	return a.read(ctx, l)
