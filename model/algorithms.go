@@ -53,10 +53,31 @@ func ringAuto(p Params, n int, S int64) Terms {
 }
 
 func treeAuto(p Params, n int, S int64) Terms {
-	if S <= treeAutoMaxRD {
+	if treeAutoRD(S) {
 		return rdTerms(n, S)
 	}
 	return dbtreeTerms(p, n, S, 0)
+}
+
+// hierInter is ring's or tree's algo=hier with inter=inter: across hosts
+// the flat algorithm called strategy/inter (terms, program), at its
+// defaults; within a host what core's hierarchy does for every inter.
+func hierInter(strategy, inter string, terms func(Params, int, int64) Terms, program func(int, int64) Program) Algorithm {
+	opts := map[string]string{"algo": "hier", "inter": inter}
+	a := Algorithm{Name: strategy + "/hier/" + inter, Strategy: strategy, Options: opts, Collective: "allreduce",
+		Terms: terms, Program: program}
+	if strategy == "ring" {
+		a.Hier = func(hosts []int, S int64) Program { return ringHier(hosts, S, es, opts) }
+		a.HierClosed = func(intra, inter Params, hosts, perHost int, S int64) float64 {
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, ringChunk(0, int(S)/2, ringDefaultChunk, es), terms)
+		}
+	} else {
+		a.Hier = func(hosts []int, S int64) Program { return treeHier(hosts, S, es, opts) }
+		a.HierClosed = func(intra, inter Params, hosts, perHost int, S int64) float64 {
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, treeDefaultChunk, terms)
+		}
+	}
+	return a
 }
 
 // algorithms lists what the model knows. The hierarchical allreduces
@@ -77,13 +98,14 @@ var algorithms = []Algorithm{
 		HierClosed: func(intra, inter Params, hosts, perHost int, S int64) float64 {
 			return HierarchicalTerms(intra, inter, hosts, perHost, S, treeDefaultChunk, treeAuto)
 		}},
+	hierInter("ring", "rsag", func(p Params, n int, S int64) Terms { return ringRSAGTerms(p, n, S, 0) },
+		func(n int, S int64) Program { return RingRSAG(n, S, es, 0) }),
+	hierInter("ring", "whole", func(_ Params, n int, S int64) Terms { return ringWholeTerms(n, S) }, RingWhole),
+	hierInter("tree", "dbtree", func(p Params, n int, S int64) Terms { return dbtreeTerms(p, n, S, 0) },
+		func(n int, S int64) Program { return DoubleTree(n, S, es, 0) }),
+	hierInter("tree", "rd", func(_ Params, n int, S int64) Terms { return rdTerms(n, S) }, RecursiveDoubling),
 	{Name: "ring", Strategy: "ring", Collective: "allreduce",
-		Terms: func(p Params, n int, S int64) Terms {
-			if S <= int64(ringAutoMaxWhole(n)) {
-				return ringWholeTerms(n, S)
-			}
-			return ringRSAGTerms(p, n, S, 0)
-		},
+		Terms:   ringAuto,
 		Program: func(n int, S int64) Program { return RingAllReduce(n, S, es, 0) }},
 	{Name: "ring/rsag", Strategy: "ring", Options: map[string]string{"algo": "rsag"}, Collective: "allreduce",
 		Terms:   func(p Params, n int, S int64) Terms { return ringRSAGTerms(p, n, S, 0) },
@@ -95,12 +117,7 @@ var algorithms = []Algorithm{
 		Terms:   func(_ Params, n int, S int64) Terms { return chainTerms(n, S, 0) },
 		Program: func(n int, S int64) Program { return ChainBroadcast(n, S, es, 0, 0) }},
 	{Name: "tree", Strategy: "tree", Collective: "allreduce",
-		Terms: func(p Params, n int, S int64) Terms {
-			if S <= treeAutoMaxRD {
-				return rdTerms(n, S)
-			}
-			return dbtreeTerms(p, n, S, 0)
-		},
+		Terms:   treeAuto,
 		Program: func(n int, S int64) Program { return TreeAllReduce(n, S, es, 0) }},
 	{Name: "tree/dbtree", Strategy: "tree", Options: map[string]string{"algo": "dbtree"}, Collective: "allreduce",
 		Terms:   func(p Params, n int, S int64) Terms { return dbtreeTerms(p, n, S, 0) },
@@ -151,17 +168,17 @@ func Lookup(name string) (Algorithm, error) {
 }
 
 // ForRecord returns the algorithm a sweep's record of strategy with opts
-// measured: "strategy/algo" when an algo option is set, the strategy's
-// defaults otherwise; false when the model does not know it, or the
-// options change what it would model (ps over gRPC, a chunk size, …).
+// measured: "strategy/algo" when an algo option is set (algo=hier with an
+// inter option: "strategy/hier/inter"), the strategy's defaults otherwise;
+// false when the model does not know it, or the options change what it
+// would model (ps over gRPC, a chunk size, …). The tree's defaults run one
+// of two algorithms by size: Ran says which.
 func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
 	name := strategy
 	for k, v := range opts {
 		switch {
 		case k == "algo" && (strategy == "ring" || strategy == "tree" || strategy == "nccl"):
-			if v != "auto" {
-				name = strategy + "/" + v
-			}
+		case k == "inter" && (strategy == "ring" || strategy == "tree") && opts["algo"] == "hier":
 		case k == "placement" && strategy == "ps":
 			if v == "dedicated" {
 				name = strategy + "/dedicated"
@@ -171,6 +188,34 @@ func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
 			return Algorithm{}, false
 		}
 	}
+	if v := opts["algo"]; v != "" && v != "auto" {
+		name += "/" + v
+		if i := opts["inter"]; v == "hier" && i != "" && i != "auto" {
+			name += "/" + i
+		}
+	}
 	a, err := Lookup(name)
 	return a, err == nil
+}
+
+// Ran returns the algorithm that ran where a was measured at n ranks and
+// S bytes: a itself, except for the tree's defaults (algo=auto), which run
+// recursive doubling or the double tree by size, decided by the strategy's
+// own rule (treeAutoRD). Calibration fits the two apart, as records of
+// algo=rd and algo=dbtree: one set of α, κ, γ and δ for both let the
+// double tree's large sizes pull down what recursive doubling's small ones
+// need.
+func (a Algorithm) Ran(n int, S int64) Algorithm {
+	if a.Name != "tree" {
+		return a
+	}
+	name := "tree/dbtree"
+	if treeAutoRD(S) {
+		name = "tree/rd"
+	}
+	r, err := Lookup(name)
+	if err != nil {
+		return a
+	}
+	return r
 }

@@ -56,6 +56,7 @@ func Points(recs []results.Record, cores int) []Point {
 		if !ok || a.Collective != r.Collective {
 			continue
 		}
+		a = a.Ran(r.NP, r.Bytes)
 		k := key{a.Name, r.Link, r.NP, r.Bytes}
 		p := byKey[k]
 		if p == nil {

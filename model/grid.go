@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -51,7 +52,17 @@ func (g *Grid) params(algo string, np int, bytes int64) (inter, intra Params, wh
 	if g.Cal == nil {
 		return inter, intra, "uncalibrated"
 	}
-	if f, ok := g.Cal.Lookup(algo, g.LinkName); ok {
+	// A calibration fits the tree's defaults as the two algorithms they
+	// run (Ran): predict with the fit of the one that runs at this size.
+	names := []string{algo}
+	if a, err := Lookup(algo); err == nil && a.Ran(np, bytes).Name != algo {
+		names = append(names, a.Ran(np, bytes).Name)
+	}
+	f, ok := g.Cal.Lookup(names[0], g.LinkName)
+	if !ok && len(names) > 1 {
+		f, ok = g.Cal.Lookup(names[1], g.LinkName)
+	}
+	if ok {
 		inter, intra = f.Params, f.Params
 		if g.Intra != g.Link { // within a host the wire is another
 			intra.Beta, intra.Latency = g.Intra.Beta, g.Intra.Latency
@@ -62,7 +73,7 @@ func (g *Grid) params(algo string, np int, bytes int64) (inter, intra Params, wh
 		return inter, intra, why
 	}
 	for _, f := range g.Cal.Fits {
-		if f.Algo == algo { // its software costs, measured on another link
+		if slices.Contains(names, f.Algo) { // its software costs, measured on another link
 			inter.Alpha, inter.Gamma, inter.Kappa = f.Params.Alpha, f.Params.Gamma, f.Params.Kappa
 			intra.Alpha, intra.Gamma, intra.Kappa = f.Params.Alpha, f.Params.Gamma, f.Params.Kappa
 			return inter, intra, "calibrated on " + f.Link

@@ -32,3 +32,76 @@ func TestPointsTransportAndDevice(t *testing.T) {
 		})
 	}
 }
+
+// The tree's defaults run recursive doubling or the double tree by size:
+// Points files each record under the one that ran, by strategies/tree's own
+// rule, beside the records that asked for either.
+func TestPointsTreeSeries(t *testing.T) {
+	rec := func(opts map[string]string, bytes int64) results.Record {
+		return results.Record{Kind: results.KindCollective, Strategy: "tree", Collective: "allreduce", Options: opts,
+			NP: 4, Bytes: bytes, TimeUs: 100, Link: "1Gbit,25us", Transport: "tcp"}
+	}
+	auto := map[string]string{"algo": "auto"}
+	tests := []struct {
+		name  string
+		opts  map[string]string
+		bytes int64
+		want  string
+	}{
+		{"defaults, 4 KiB", nil, 4 << 10, "tree/rd"},
+		{"defaults, 16 KiB", nil, 16 << 10, "tree/rd"},
+		{"defaults, 16 KiB + 4", nil, 16<<10 + 4, "tree/dbtree"},
+		{"defaults, 4 MiB", nil, 4 << 20, "tree/dbtree"},
+		{"algo=auto, 4 KiB", auto, 4 << 10, "tree/rd"},
+		{"algo=auto, 64 KiB", auto, 64 << 10, "tree/dbtree"},
+		{"algo=rd, 4 MiB", map[string]string{"algo": "rd"}, 4 << 20, "tree/rd"},
+		{"algo=dbtree, 4 KiB", map[string]string{"algo": "dbtree"}, 4 << 10, "tree/dbtree"},
+		{"algo=hier, 4 KiB", map[string]string{"algo": "hier"}, 4 << 10, "tree/hier"},
+		{"algo=hier inter=rd", map[string]string{"algo": "hier", "inter": "rd"}, 4 << 20, "tree/hier/rd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pts := Points([]results.Record{rec(tt.opts, tt.bytes)}, 2)
+			if len(pts) != 1 || pts[0].Algo != tt.want {
+				t.Errorf("points %+v, want one of %s", pts, tt.want)
+			}
+		})
+	}
+}
+
+// A calibration that fits the tree's two algorithms apart predicts the
+// tree's defaults with the fit of the one that runs at each size; a fit of
+// "tree" itself (an older calibration file) still answers for it.
+func TestGridParamsTreeSeries(t *testing.T) {
+	link := "1Gbit,25us"
+	fit := func(algo string, alpha float64) Fit {
+		return Fit{Algo: algo, Link: link, Params: Params{Alpha: alpha}, NPMin: 2, NPMax: 8, BytesMin: 4 << 10, BytesMax: 4 << 20}
+	}
+	split := &Calibration{Fits: []Fit{fit("tree/rd", 1e-3), fit("tree/dbtree", 2e-3)}}
+	lumped := &Calibration{Fits: []Fit{fit("tree", 3e-3), fit("tree/rd", 1e-3)}}
+	other := &Calibration{Fits: []Fit{{Algo: "tree/dbtree", Link: "10Gbit,25us", Params: Params{Alpha: 4e-3}}}}
+	tests := []struct {
+		name  string
+		cal   *Calibration
+		algo  string
+		bytes int64
+		alpha float64
+		why   string
+	}{
+		{"split, 4 KiB", split, "tree", 4 << 10, 1e-3, ""},
+		{"split, 1 MiB", split, "tree", 1 << 20, 2e-3, ""},
+		{"split, tree/rd at 1 MiB", split, "tree/rd", 1 << 20, 1e-3, ""},
+		{"split, 64 MiB", split, "tree", 64 << 20, 2e-3, "outside np 2–8, 4096–4194304 B"},
+		{"lumped, 4 KiB", lumped, "tree", 4 << 10, 3e-3, ""},
+		{"another link", other, "tree", 1 << 20, 4e-3, "calibrated on 10Gbit,25us"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &Grid{LinkName: link, Cal: tt.cal}
+			p, _, why := g.params(tt.algo, 4, tt.bytes)
+			if p.Alpha != tt.alpha || why != tt.why {
+				t.Errorf("α %g (%q), want %g (%q)", p.Alpha, why, tt.alpha, tt.why)
+			}
+		})
+	}
+}

@@ -54,6 +54,15 @@ func TestForRecord(t *testing.T) {
 		{"ps", map[string]string{"transport": "mesh"}, "ps"},
 		{"gloo", nil, ""},
 		{"ring/broadcast", nil, "ring/broadcast"},
+		{"ring", map[string]string{"algo": "hier"}, "ring/hier"},
+		{"ring", map[string]string{"algo": "hier", "inter": "auto"}, "ring/hier"},
+		{"ring", map[string]string{"algo": "hier", "inter": "rsag"}, "ring/hier/rsag"},
+		{"ring", map[string]string{"algo": "hier", "inter": "whole"}, "ring/hier/whole"},
+		{"tree", map[string]string{"algo": "hier", "inter": "dbtree"}, "tree/hier/dbtree"},
+		{"tree", map[string]string{"algo": "hier", "inter": "rd"}, "tree/hier/rd"},
+		{"tree", map[string]string{"algo": "hier", "inter": "bogus"}, ""},
+		{"tree", map[string]string{"algo": "rd", "inter": "dbtree"}, ""}, // the strategy refuses it
+		{"ps", map[string]string{"inter": "rd"}, ""},
 	} {
 		a, ok := ForRecord(tc.strategy, tc.opts)
 		if got := map[bool]string{true: a.Name}[ok]; got != tc.want {

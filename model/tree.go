@@ -1,6 +1,10 @@
 package model
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/distbench/distbench/strategies/tree"
+)
 
 // The tree's schedules, built by the rules of strategies/tree (dbtree.go,
 // pipeline.go, rd.go); schedule_test.go checks them against the real code.
@@ -8,7 +12,6 @@ import "math/bits"
 // Constants of strategies/tree.
 const (
 	treeDefaultChunk = 256 << 10
-	treeAutoMaxRD    = 16 << 10
 	treeSlots        = 4
 )
 
@@ -198,9 +201,18 @@ func RecursiveDoubling(n int, bytes int64) Program {
 	return p
 }
 
-// TreeAllReduce is algo=auto: rd up to treeAutoMaxRD bytes, dbtree above.
+// treeAutoRD reports whether strategies/tree's algo=auto runs recursive
+// doubling on bytes (the double tree otherwise). It asks the strategy's own
+// rule rather than copying its threshold, so the generated schedules, the
+// closed forms and the calibration's series switch where the code does.
+func treeAutoRD(bytes int64) bool {
+	a, err := tree.AllReduceAlgorithm(nil, int(bytes))
+	return err == nil && a == "rd"
+}
+
+// TreeAllReduce is algo=auto: rd on small buffers, dbtree above (treeAutoRD).
 func TreeAllReduce(n int, bytes int64, es, chunk int) Program {
-	if bytes <= treeAutoMaxRD {
+	if treeAutoRD(bytes) {
 		return RecursiveDoubling(n, bytes)
 	}
 	return DoubleTree(n, bytes, es, chunk)

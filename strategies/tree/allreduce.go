@@ -38,6 +38,21 @@ func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.
 	return a.doubleTree(c, t, op)
 }
 
+// AllReduceAlgorithm names the algorithm AllReduce runs with the strategy
+// options opts on a buffer of size bytes: "rd" or "dbtree", or "hier" (which
+// runs the inter option's algorithm across hosts). It is pick itself, for
+// those who must know which path a measurement took without running it:
+// the cost model fits recursive doubling and the double tree apart, and
+// must switch where this code switches.
+func AllReduceAlgorithm(opts map[string]string, size int) (string, error) {
+	o, err := parseOptions(opts)
+	if err != nil {
+		return "", err
+	}
+	a := algorithms{algo: o.algo, inter: o.inter, chunk: o.chunk}
+	return a.pick(size).String(), nil
+}
+
 // pick resolves auto for a buffer of size bytes.
 func (a *algorithms) pick(size int) algo {
 	if a.algo != algoAuto {

@@ -84,6 +84,31 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+func TestAllReduceAlgorithm(t *testing.T) {
+	for _, tc := range []struct {
+		opts map[string]string
+		size int
+		want string
+	}{
+		{nil, 0, "rd"},
+		{nil, autoMaxRD, "rd"},
+		{nil, autoMaxRD + 1, "dbtree"},
+		{map[string]string{"algo": "auto"}, 1 << 20, "dbtree"},
+		{map[string]string{"algo": "rd"}, 1 << 20, "rd"},
+		{map[string]string{"algo": "dbtree"}, 4, "dbtree"},
+		{map[string]string{"algo": "hier", "inter": "rd"}, 1 << 20, "hier"},
+		{map[string]string{"chunk": "64KiB"}, 64 << 10, "dbtree"},
+	} {
+		got, err := AllReduceAlgorithm(tc.opts, tc.size)
+		if err != nil || got != tc.want {
+			t.Errorf("AllReduceAlgorithm(%v, %d) = %q, %v; want %q", tc.opts, tc.size, got, err, tc.want)
+		}
+	}
+	if _, err := AllReduceAlgorithm(map[string]string{"algo": "bogus"}, 4); err == nil {
+		t.Error("AllReduceAlgorithm accepted algo=bogus")
+	}
+}
+
 func TestPick(t *testing.T) {
 	a := &algorithms{algo: algoAuto}
 	if a.pick(autoMaxRD) != algoRD || a.pick(autoMaxRD+1) != algoDBTree {
