@@ -25,16 +25,40 @@ func hierSlices(size int) int { return min(max(1, size/hierSlice), hierMaxSlices
 // across hosts (m ranks, one per host, of b bytes). With one host, or a
 // rank per host, it is inter over all the ranks, as the strategies run it.
 func Hier(hosts []int, bytes int64, es, chunk int, inter func(m int, b int64) Program) Program {
-	n, k := 0, 0
+	n, k := hostsSize(hosts)
+	if len(hosts) < 2 || k < 2 {
+		return inter(n, bytes)
+	}
+	return hierWith(hosts, bytes, es, chunk, 0, true, func(members []int, _ int, _, b int64) (Program, []int) {
+		return inter(len(members), b), members
+	})
+}
+
+// hostsSize returns the ranks on hosts and the most on one.
+func hostsSize(hosts []int) (n, k int) {
 	for _, h := range hosts {
 		n += h
 		k = max(k, h)
 	}
-	if len(hosts) < 2 || k < 2 {
-		return inter(n, bytes)
-	}
+	return n, k
+}
+
+// hierAcross is one part of the allreduce across hosts (core's part
+// number: slice × shards + first shard), of b bytes from byte off of the
+// tensor, by members (one rank per host): its program, rank i run by
+// ranks[i]. Ranks that are not members (ps's servers) run their part as
+// its messages come, not after anything of their own.
+type hierAcross func(members []int, part int, off, b int64) (Program, []int)
+
+// hierWith is Hier on hosts of several ranks with across for the phase
+// across hosts, on a world of the hosts' ranks and extra more (dedicated
+// servers), numbered after them. laned: the across phase's messages go on
+// the call's channels, which lane 1 moves up by hierLaneChannels (ring,
+// tree); ps's go on its own mesh tags, the same in both lanes.
+func hierWith(hosts []int, bytes int64, es, chunk, extra int, laned bool, across hierAcross) Program {
+	n, k := hostsSize(hosts)
 	chunk = chunkBytes(chunk, es)
-	b := &hierBuilder{p: newRanks(n), recvd: map[[3]int]int{}}
+	b := &hierBuilder{p: newRanks(n + extra), recvd: map[[3]int]int{}}
 	first := make([]int, len(hosts)) // each host's first rank
 	for i := 1; i < len(hosts); i++ {
 		first[i] = first[i-1] + hosts[i-1]
@@ -99,9 +123,23 @@ func Hier(hosts []int, bytes int64, es, chunk int, inter func(m int, b int64) Pr
 			b0, _ := block(cnt, k, s)
 			b1, _ := block(cnt, k, e)
 			if b1 > b0 {
-				st := b.sub(inter(len(ms), int64((b1-b0)*es)), ms, uint8(l*hierLaneChannels), off+int64(b0*es), pick(at, ms))
-				for j, r := range ms {
-					at[r] = st[j]
+				prog, rs := across(ms, i*k+s, off+int64(b0*es), int64((b1-b0)*es))
+				start := make([]int32, len(rs))
+				for j, r := range rs {
+					start[j] = -1
+					if slices.Contains(ms, r) {
+						start[j] = at[r]
+					}
+				}
+				lane := uint8(0)
+				if laned {
+					lane = uint8(l * hierLaneChannels)
+				}
+				st := b.sub(prog, rs, lane, off+int64(b0*es), start)
+				for j, r := range rs {
+					if slices.Contains(ms, r) {
+						at[r] = st[j]
+					}
 				}
 			}
 			s = e

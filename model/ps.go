@@ -55,6 +55,11 @@ type PSOptions struct {
 	// rotates by its group's hash plus the collective's sequence number;
 	// it changes which server is busy, not how much: predictions use 0.
 	Rotate int
+	// PartRotate, where set, is the rotation of each part of a
+	// local_agg=1 allreduce (core's part number: slice × shards + first
+	// shard; its first byte in the tensor), each a round with a group of
+	// its own and so a hash of its own.
+	PartRotate func(part int, off int64) int
 }
 
 // PSAllReduce is the parameter server's allreduce on n workers and k
@@ -66,24 +71,71 @@ func PSAllReduce(n int, bytes int64, es, k int, dedicated bool) Program {
 
 // PSAllReduceWith is PSAllReduce with o's options.
 func PSAllReduceWith(n int, bytes int64, es int, o PSOptions) Program {
-	k := o.Servers
-	if k <= 0 {
-		k = n
-	}
+	k := cmp.Or(o.Servers, n)
 	size := n
 	if o.Dedicated {
 		size += k
 	}
+	workers := make([]int, n)
+	for w := range workers {
+		workers[w] = w
+	}
+	p := newRanks(size)
+	o.Servers = k
+	psPushPull(p, workers, int(bytes)/es, es, o, o.Rotate, n)
+	return p
+}
+
+// PSLocalAgg is ps's allreduce with local_agg=1 on hosts of the given
+// sizes (ranks numbered host by host, dedicated servers after them): core's
+// hierarchy (Hier, within-host chunks of ps's chunk size), each part of it
+// pushed and pulled across hosts by its owners, one per host, as a round of
+// their own on the world's servers, which need not be among them. With one
+// host, or a rank per host, it is the plain push and pull.
+func PSLocalAgg(hosts []int, bytes int64, es int, o PSOptions) Program {
+	n, k := hostsSize(hosts)
+	if len(hosts) < 2 || k < 2 {
+		return PSAllReduceWith(n, bytes, es, o)
+	}
+	o.Servers = cmp.Or(o.Servers, n)
+	extra := 0
+	if o.Dedicated {
+		extra = o.Servers
+	}
+	all := make([]int, n+extra)
+	for i := range all {
+		all[i] = i
+	}
+	return hierWith(hosts, bytes, es, cmp.Or(o.Chunk, psDefaultChunk), extra, true, func(members []int, part int, off, b int64) (Program, []int) {
+		p := newRanks(n + extra)
+		// ps rotates each part by its own group's hash: spread them as
+		// those do on average, each part's shards on the servers after
+		// the part before's, none shared while there are servers enough.
+		count := int(b) / es
+		rot := o.Rotate + part*len(psLayout(count, es, o.Servers, 0, cmp.Or(o.Partition, psDefaultPartition)))
+		if o.PartRotate != nil {
+			rot = o.PartRotate(part, off)
+		}
+		psPushPull(p, members, count, es, o, rot, n)
+		return p, all
+	})
+}
+
+// psPushPull appends to p one push-and-pull round of count elements by
+// workers (ranks of p) on o.Servers servers: ranks 0..k−1 of p (colocated:
+// a worker that is its shard's server pushes nothing and pulls nothing,
+// its memory lent to the server) or dedicated, from rank first on. Offsets
+// are from the round's first element.
+func psPushPull(p *ranks, workers []int, count, es int, o PSOptions, rotate, first int) {
+	k := o.Servers
 	serverRank := func(s int) int {
 		if o.Dedicated {
-			return n + s
+			return first + s
 		}
 		return s
 	}
-	count := int(bytes) / es
 	c := chunkBytes(cmp.Or(o.Chunk, psDefaultChunk), es)
-	shards := psLayout(count, es, k, o.Rotate, cmp.Or(o.Partition, psDefaultPartition))
-	p := newRanks(size)
+	shards := psLayout(count, es, k, rotate, cmp.Or(o.Partition, psDefaultPartition))
 	pieces := func(sh psShard) [][2]int {
 		var out [][2]int
 		for lo := sh.lo; lo < sh.hi; lo += c {
@@ -98,7 +150,7 @@ func PSAllReduceWith(n int, bytes int64, es int, o PSOptions) Program {
 	if !o.Dedicated {
 		pullAt, pieceAt = -1, 1 // colocated: span header, pieces, end, pull
 	}
-	for w := range n {
+	for _, w := range workers {
 		for _, sh := range shards {
 			s := serverRank(sh.server)
 			if s == w {
@@ -131,7 +183,7 @@ func PSAllReduceWith(n int, bytes int64, es int, o PSOptions) Program {
 		for x, pc := range pcs {
 			join := Dep{}
 			joined := false
-			for w := range n {
+			for _, w := range workers {
 				if w == s {
 					continue
 				}
@@ -143,7 +195,7 @@ func PSAllReduceWith(n int, bytes int64, es int, o PSOptions) Program {
 				p.ops[s] = append(p.ops[s], o)
 				join, joined = localDep(int(o.Slot)), true
 			}
-			for w := range n {
+			for _, w := range workers {
 				if w == s {
 					continue
 				}
@@ -156,5 +208,4 @@ func PSAllReduceWith(n int, bytes int64, es int, o PSOptions) Program {
 			}
 		}
 	}
-	return p
 }
