@@ -131,6 +131,13 @@ var algorithms = []Algorithm{
 	{Name: "ps", Strategy: "ps", Collective: "allreduce",
 		Terms:   func(_ Params, n int, S int64) Terms { return psTerms(n, S, 0, false) },
 		Program: func(n int, S int64) Program { return PSAllReduce(n, S, es, 0, false) }},
+	{Name: "ps/local_agg", Strategy: "ps", Options: map[string]string{"local_agg": "1"}, Collective: "allreduce",
+		Terms:   func(_ Params, n int, S int64) Terms { return psTerms(n, S, 0, false) },
+		Program: func(n int, S int64) Program { return PSAllReduce(n, S, es, 0, false) },
+		Hier:    func(hosts []int, S int64) Program { return PSLocalAgg(hosts, S, es, PSOptions{}) },
+		HierClosed: func(intra, inter Params, hosts, perHost int, S int64) float64 {
+			return psLocalAggClosed(intra, inter, hosts, perHost, 0, S)
+		}},
 	{Name: "ps/dedicated", Strategy: "ps", Options: map[string]string{"placement": "dedicated"}, Collective: "allreduce",
 		Terms:   func(_ Params, n int, S int64) Terms { return psTerms(n, S, 0, true) },
 		Program: func(n int, S int64) Program { return PSAllReduce(n, S, es, 0, true) }},
@@ -184,9 +191,13 @@ func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
 				name = strategy + "/dedicated"
 			}
 		case k == "transport" && strategy == "ps" && v == "mesh":
+		case k == "local_agg" && strategy == "ps" && (v == "0" || v == "1"):
 		default:
 			return Algorithm{}, false
 		}
+	}
+	if opts["local_agg"] == "1" {
+		name += "/local_agg" // ps/dedicated/local_agg: no generator yet, unknown
 	}
 	if v := opts["algo"]; v != "" && v != "auto" {
 		name += "/" + v

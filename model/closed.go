@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 )
@@ -280,4 +281,97 @@ func HierarchicalTerms(intra, inter Params, hosts, perHost int, S int64, chunk i
 	fixed := across.At(inter) - wire
 	waves := float64((ns+hierLanes-1)/hierLanes - 1)
 	return within + across.At(inter) + float64(ns-1)*(wire+2*send) + waves*fixed
+}
+
+// psLocalAggClosed is the closed form of ps's allreduce with local_agg=1
+// (PSLocalAgg) on hosts × perHost ranks and k colocated servers (0: one per
+// rank): core's hierarchy (HierarchicalTerms, within-host chunks of ps's
+// chunk) whose phase across hosts is l = perHost push-and-pull rounds at
+// once, part j (s = S/l bytes) by its m owners, local rank j of every host,
+// on the world's servers. A part goes to P = min(k, ⌈s/256 KiB⌉) servers
+// in shards of s/P, part j's from server j·k/l on (ps's per-part hashes
+// spread them; PSLocalAgg's default rotation spreads them so), so a part's
+// shards sit on consecutive ranks: one host, where P ≤ l.
+//
+// psAggBytes counts, per rank, the bytes that cross hosts: pushed out
+// (owner to server), pushed in, returned out (server to owner) and in.
+// Where a shard is one piece (below 1 MiB) its server answers only once
+// every push is in, so the round is a push phase, then a reply phase, each
+// as long as its busiest rank's bytes in or out; and a rank's egress and
+// ingress each carry both phases' bytes. The form is the longest of those,
+// at β × l (the host's l ranks share its NIC, as the simulator has them).
+// For large parts (P = k = n) every rank sends and receives 2(m−1)/m·s, so
+// the host's NIC carries 2(m−1)/m·S each way: the ring's bytes, where the
+// plain push and pull puts 2(n−1)/n·S on each of the host's l ranks. That
+// is what local aggregation buys (BytePS). It is a bound, not exact: a
+// rank that both owns and serves sends its replies after its own pushes,
+// which the simulator follows and the form does not (docs/model.md has
+// how far apart they are). Messages: per shard pushed its pieces and three
+// headers; per shard served a piece per other owner. Latency: push, pull
+// request, reply (3L); γ: the busiest server's reductions.
+func psLocalAggClosed(intra, inter Params, hosts, perHost, k int, S int64) float64 {
+	l, m := perHost, hosts
+	n := l * m
+	k = cmp.Or(k, n)
+	if m < 2 || l < 2 {
+		return withKappa(psTerms(n, S, k, false)).At(inter)
+	}
+	across := func(_ Params, m int, s int64) Terms {
+		P := int(min(int64(k), max(1, ceilDiv(s, psDefaultPartition))))
+		shard := float64(s) / float64(P)
+		pieces := math.Max(1, math.Ceil(shard/psDefaultChunk))
+		b := psAggBytes(m, l, k, P)
+		var pushOut, pushIn, replyOut, replyIn, out, in, msgs, held float64
+		for _, r := range b {
+			pushOut, pushIn = max(pushOut, r.pushOut), max(pushIn, r.pushIn)
+			replyOut, replyIn = max(replyOut, r.replyOut), max(replyIn, r.replyIn)
+			out, in = max(out, r.pushOut+r.replyOut), max(in, r.pushIn+r.replyIn)
+			msgs = max(msgs, r.pushed*(pieces+3)+r.replies*pieces)
+			held = max(held, r.pushIn)
+		}
+		phases := max(pushOut, pushIn) + max(replyOut, replyIn)
+		if pieces > 1 { // replies go back as pieces complete: the phases overlap
+			phases = max(out, in) + 1/pieces
+		}
+		return Terms{
+			Alpha:   msgs,
+			Beta:    max(phases, out, in) * shard,
+			Gamma:   held * shard,
+			Latency: 3,
+			Steps:   2,
+		}
+	}
+	return HierarchicalTerms(intra, inter, hosts, perHost, S, psDefaultChunk, across)
+}
+
+// psAggRank is what one rank moves across hosts in psLocalAggClosed's
+// phase across hosts, in shards: pushed out and in, returned out and in;
+// and the messages it sends (shards pushed, replies).
+type psAggRank struct{ pushOut, pushIn, replyOut, replyIn, pushed, replies float64 }
+
+// psAggBytes places l parts of P shards each on k servers (ranks 0..k−1
+// of m hosts × l), part j's from server j·k/l on, owners h·l + j, and
+// counts each rank's shards across hosts.
+func psAggBytes(m, l, k, P int) []psAggRank {
+	out := make([]psAggRank, m*l)
+	for j := range l {
+		for i := range P {
+			v := (j*k/l + i) % k
+			for h := range m {
+				o := h*l + j
+				if o == v {
+					continue // its own shard: lent to its server
+				}
+				out[o].pushed++
+				out[v].replies++
+				if o/l != v/l {
+					out[o].pushOut++
+					out[v].pushIn++
+					out[v].replyOut++
+					out[o].replyIn++
+				}
+			}
+		}
+	}
+	return out
 }

@@ -109,10 +109,10 @@ func PSLocalAgg(hosts []int, bytes int64, es int, o PSOptions) Program {
 	return hierWith(hosts, bytes, es, cmp.Or(o.Chunk, psDefaultChunk), extra, true, func(members []int, part int, off, b int64) (Program, []int) {
 		p := newRanks(n + extra)
 		// ps rotates each part by its own group's hash: spread them as
-		// those do on average, each part's shards on the servers after
-		// the part before's, none shared while there are servers enough.
+		// those do on average, the K parts of a slice starting k/K
+		// servers apart (on different hosts where they can).
 		count := int(b) / es
-		rot := o.Rotate + part*len(psLayout(count, es, o.Servers, 0, cmp.Or(o.Partition, psDefaultPartition)))
+		rot := o.Rotate + part*o.Servers/k
 		if o.PartRotate != nil {
 			rot = o.PartRotate(part, off)
 		}

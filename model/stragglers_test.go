@@ -63,6 +63,11 @@ func TestForRecord(t *testing.T) {
 		{"tree", map[string]string{"algo": "hier", "inter": "bogus"}, ""},
 		{"tree", map[string]string{"algo": "rd", "inter": "dbtree"}, ""}, // the strategy refuses it
 		{"ps", map[string]string{"inter": "rd"}, ""},
+		{"ps", map[string]string{"local_agg": "1"}, "ps/local_agg"},
+		{"ps", map[string]string{"local_agg": "0"}, "ps"},
+		{"ps", map[string]string{"local_agg": "1", "transport": "mesh"}, "ps/local_agg"},
+		{"ps", map[string]string{"local_agg": "1", "placement": "dedicated"}, ""},
+		{"ps", map[string]string{"local_agg": "2"}, ""},
 	} {
 		a, ok := ForRecord(tc.strategy, tc.opts)
 		if got := map[bool]string{true: a.Name}[ok]; got != tc.want {
