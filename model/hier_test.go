@@ -55,9 +55,12 @@ func TestHierAgreesWithClosedForm(t *testing.T) {
 // TestPSLocalAggClosedForm: ps's local_agg=1, simulated on hosts × ranks
 // (links within a host ten times the NIC's rate), against its closed form,
 // a bound that misses how a rank that owns and serves queues its replies
-// behind its pushes: the form stays within −35% and +10% of the simulator
-// (docs/model.md has the figures); and local aggregation is faster than
-// the plain push and pull at every point, as BytePS says.
+// behind its pushes: the form stays within −35% and +20% of the simulator
+// (docs/model.md has the figures). Where every part reaches every server
+// (S/l per slice ≥ k × 256 KiB), BytePS's case, local aggregation is faster
+// than the plain push and pull; below that a part's few shards sit on a
+// few hosts, into which every host's owner pushes, and at 2 ranks a host
+// that incast can cost more than the host's ranks save (32×2, 16 MiB).
 func TestPSLocalAggClosedForm(t *testing.T) {
 	agg, err := Lookup("ps/local_agg")
 	if err != nil {
@@ -70,7 +73,7 @@ func TestPSLocalAggClosedForm(t *testing.T) {
 	for _, sh := range shapes {
 		intra := sh.p
 		intra.Beta, intra.Latency = sh.p.Beta/10, 1e-6
-		for _, hl := range [][2]int{{2, 2}, {4, 2}, {2, 4}, {8, 4}} {
+		for _, hl := range [][2]int{{2, 2}, {4, 2}, {2, 4}, {8, 4}, {16, 4}, {32, 2}} {
 			for _, S := range []int64{64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20} {
 				m, l := hl[0], hl[1]
 				t.Run(fmt.Sprintf("%s/%dx%d/%d", sh.name, m, l, S), func(t *testing.T) {
@@ -90,10 +93,11 @@ func TestPSLocalAggClosedForm(t *testing.T) {
 					closed := agg.HierClosed(intra, sh.p, m, l, S)
 					d := (closed - r.Time) / r.Time
 					t.Logf("closed %.1f us, simulated %.1f us: %+.2f%%; plain ps %.1f us", closed*1e6, r.Time*1e6, 100*d, p.Time*1e6)
-					if d < -0.35 || d > 0.10 {
+					if d < -0.35 || d > 0.20 {
 						t.Errorf("closed form %.1f us, simulated %.1f us: %+.2f%%", closed*1e6, r.Time*1e6, 100*d)
 					}
-					if r.Time >= p.Time {
+					slice := S / int64(hierSlices(int(S)))
+					if ceilDiv(slice/int64(l), psDefaultPartition) >= int64(m*l) && r.Time >= p.Time {
 						t.Errorf("local_agg %.1f us, no faster than the plain push and pull's %.1f us", r.Time*1e6, p.Time*1e6)
 					}
 				})
