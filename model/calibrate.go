@@ -179,6 +179,14 @@ func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed u
 	for i := range w {
 		w[i] = 1
 	}
+	// At one size (recursive doubling calibrated on every other size of a
+	// sweep with two of its sizes) α and the per-byte costs are one number:
+	// fit α and δ, not κ and γ, which would extrapolate the split to other
+	// sizes at random.
+	free := [nFit]bool{true, true, true, true}
+	if sizes := distinctSizes(pts); sizes < 2 {
+		free[1], free[2] = false, false
+	}
 	for iter := 0; iter < 8; iter++ {
 		for i, pt := range pts {
 			t, _, err := a.TermsAt(p, pt.NP, pt.Bytes, pt.Topology)
@@ -187,7 +195,7 @@ func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed u
 			}
 			rows[i] = t
 		}
-		q := solve(rows, ys, w, fixed)
+		q := solve(rows, ys, w, fixed, free)
 		// Huber weights on the relative residuals, at 1.345 MADs.
 		res := make([]float64, len(pts))
 		for i := range pts {
@@ -219,8 +227,16 @@ func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed u
 		}
 	}
 	f.ErrLatencyPct, f.ErrBandwidthPct = medianOr(lat), medianOr(bw)
-	f.Lo, f.Hi = bootstrap(rows, pts, w, fixed, seed)
+	f.Lo, f.Hi = bootstrap(rows, pts, w, fixed, free, seed)
 	return f, nil
+}
+
+func distinctSizes(pts []Point) int {
+	seen := map[int64]bool{}
+	for _, p := range pts {
+		seen[p.Bytes] = true
+	}
+	return len(seen)
 }
 
 // latencyBound reports whether α and latency make more than half of t at p.
@@ -235,12 +251,12 @@ func medianOr(xs []float64) float64 {
 	return stats.Median(xs)
 }
 
-// solve is weighted least squares of ys on rows' α, κ, γ and Step, the
-// residuals relative (each row divided by its y), the latency and β terms
-// fixed at fixed's; a parameter that comes out negative is dropped and the
-// rest refitted.
-func solve(rows []Terms, ys, w []float64, fixed Params) Params {
-	use := [nFit]bool{true, true, true, true}
+// solve is weighted least squares of ys on rows' α, κ, γ and Step (those
+// free says), the residuals relative (each row divided by its y), the
+// latency and β terms fixed at fixed's; a parameter that comes out
+// negative is dropped and the rest refitted.
+func solve(rows []Terms, ys, w []float64, fixed Params, free [nFit]bool) Params {
+	use := free
 	for {
 		var ata [nFit][nFit]float64
 		var atb [nFit]float64
@@ -322,7 +338,7 @@ func gauss(a [nFit][nFit]float64, b [nFit]float64) [nFit]float64 {
 
 // bootstrap refits the final linearisation 200 times, each with one round
 // drawn per point, and returns the 2.5th and 97.5th percentiles.
-func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, seed uint64) (lo, hi Params) {
+func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, free [nFit]bool, seed uint64) (lo, hi Params) {
 	const reps = 200
 	rng := rand.New(rand.NewPCG(seed, 21))
 	var al, be, ga, de []float64
@@ -331,7 +347,7 @@ func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, seed uint64
 		for i, pt := range pts {
 			ys[i] = pt.Rounds[rng.IntN(len(pt.Rounds))]
 		}
-		q := solve(rows, ys, w, fixed)
+		q := solve(rows, ys, w, fixed, free)
 		al, be, ga, de = append(al, q.Alpha), append(be, q.Kappa), append(ga, q.Gamma), append(de, q.Step)
 	}
 	for _, xs := range [][]float64{al, be, ga, de} {
