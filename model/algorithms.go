@@ -46,7 +46,7 @@ const es = 4
 
 // ringAuto and treeAuto are the strategies' algo=auto closed forms.
 func ringAuto(p Params, n int, S int64) Terms {
-	if S <= int64(ringAutoMaxWhole(n)) {
+	if ringAutoWhole(n, S) {
 		return ringWholeTerms(n, S)
 	}
 	return ringRSAGTerms(p, n, S, 0)
@@ -215,7 +215,9 @@ func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
 // own rule (treeAutoRD). Calibration fits the two apart, as records of
 // algo=rd and algo=dbtree: one set of α, κ, γ and δ for both let the
 // double tree's large sizes pull down what recursive doubling's small ones
-// need.
+// need. The ring's defaults switch too (ringAutoWhole) but stay one
+// series: split, the validation sweep's held-out error did not move
+// (docs/model.md).
 func (a Algorithm) Ran(n int, S int64) Algorithm {
 	if a.Name != "tree" {
 		return a

@@ -33,7 +33,7 @@ func (a Algorithm) simulable(n int, S int64) bool {
 	if a.Program == nil {
 		return false
 	}
-	if a.Strategy == "ring" && a.Collective == "allreduce" && (a.Name == "ring/rsag" || S > int64(ringAutoMaxWhole(n))) {
+	if a.Strategy == "ring" && a.Collective == "allreduce" && (a.Name == "ring/rsag" || !ringAutoWhole(n, S)) {
 		return true // the turned schedule: rank by rank, no event queue
 	}
 	return estimate(a, n, S) <= maxSimMessages

@@ -3,6 +3,8 @@ package model
 import (
 	"cmp"
 	"slices"
+
+	"github.com/distbench/distbench/strategies/ring"
 )
 
 // The ring's schedules, built by the rules of strategies/ring (allreduce.go,
@@ -16,12 +18,14 @@ const (
 	ringLagOneChunk  = 256 << 10
 )
 
-// ringAutoMaxWhole is strategies/ring's autoMaxWhole.
-func ringAutoMaxWhole(n int) int {
-	if n <= 4 {
-		return 32 << 10
-	}
-	return 16 << 10
+// ringAutoWhole reports whether strategies/ring's algo=auto passes bytes
+// whole around a ring of n (rsag otherwise). It asks the strategy's own rule
+// (ring.AllReduceAlgorithm) rather than copying its thresholds, so the
+// generated schedules, the closed forms and the calibration's series switch
+// where the code does.
+func ringAutoWhole(n int, bytes int64) bool {
+	a, err := ring.AllReduceAlgorithm(nil, n, int(bytes))
+	return err == nil && a == "whole"
 }
 
 // ringChunk is the ring's pipeline chunk for a span of bytes: the chunk
@@ -144,9 +148,9 @@ func RingWhole(n int, bytes int64) Program {
 	return p
 }
 
-// RingAllReduce is algo=auto: whole up to ringAutoMaxWhole, rsag above.
+// RingAllReduce is algo=auto: whole on small buffers, rsag above (ringAutoWhole).
 func RingAllReduce(n int, bytes int64, es, chunk int) Program {
-	if bytes <= int64(ringAutoMaxWhole(n)) {
+	if ringAutoWhole(n, bytes) {
 		return RingWhole(n, bytes)
 	}
 	return RingRSAG(n, bytes, es, chunk)

@@ -43,6 +43,21 @@ func (a *algorithms) AllReduce(c *core.Call, t collective.Tensor, op collective.
 	return a.segmented(c, t, op)
 }
 
+// AllReduceAlgorithm names the algorithm AllReduce runs with the strategy
+// options opts on a buffer of size bytes in a world of n ranks: "whole" or
+// "rsag", or "hier" (which runs the inter option's algorithm across
+// hosts). It is pick itself, for those who must know which path a
+// measurement took without running it: the cost model fits the two apart
+// and must switch where this code switches.
+func AllReduceAlgorithm(opts map[string]string, n, size int) (string, error) {
+	o, err := parseOptions(opts)
+	if err != nil {
+		return "", err
+	}
+	a := algorithms{algo: o.algo}
+	return a.pick(size, n).String(), nil
+}
+
 // pick resolves auto for a buffer of size bytes in a world of n ranks.
 func (a *algorithms) pick(size, n int) algo {
 	if a.algo != algoAuto {

@@ -12,7 +12,7 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
 	"github.com/distbench/distbench/internal/transport"
-	_ "github.com/distbench/distbench/strategies/ring"
+	"github.com/distbench/distbench/strategies/ring"
 )
 
 // memWorld builds an n-rank ring world over the in-memory transport, with a
@@ -169,5 +169,33 @@ func TestOptions(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("options %v: err = %v, want ok=%v", tc.opts, err, tc.ok)
 		}
+	}
+}
+
+// algo=auto switches from the whole-buffer ring to rsag above 32 KiB at
+// np ≤ 4 and 16 KiB above (autoMaxWhole): the cost model asks this.
+func TestAllReduceAlgorithm(t *testing.T) {
+	for _, tc := range []struct {
+		opts    map[string]string
+		n, size int
+		want    string
+	}{
+		{nil, 4, 32 << 10, "whole"},
+		{nil, 4, 32<<10 + 1, "rsag"},
+		{nil, 8, 16 << 10, "whole"},
+		{nil, 8, 16<<10 + 1, "rsag"},
+		{nil, 8, 32 << 10, "rsag"}, // larger worlds switch earlier
+		{map[string]string{"algo": "auto"}, 2, 1 << 20, "rsag"},
+		{map[string]string{"algo": "whole"}, 8, 1 << 20, "whole"},
+		{map[string]string{"algo": "rsag"}, 2, 4, "rsag"},
+		{map[string]string{"algo": "hier", "inter": "whole"}, 8, 4, "hier"},
+	} {
+		got, err := ring.AllReduceAlgorithm(tc.opts, tc.n, tc.size)
+		if err != nil || got != tc.want {
+			t.Errorf("AllReduceAlgorithm(%v, %d, %d) = %q, %v; want %q", tc.opts, tc.n, tc.size, got, err, tc.want)
+		}
+	}
+	if _, err := ring.AllReduceAlgorithm(map[string]string{"algo": "bogus"}, 2, 4); err == nil {
+		t.Error("AllReduceAlgorithm accepted algo=bogus")
 	}
 }
