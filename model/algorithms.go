@@ -59,12 +59,12 @@ func treeAuto(p Params, n int, S int64) Terms {
 	return dbtreeTerms(p, n, S, 0)
 }
 
-// hierInter is ring's or tree's algo=hier with inter=inter: across hosts
+// hierInter is ring's or tree's algo=hier with inter=across: across hosts
 // the flat algorithm called strategy/inter (terms, program), at its
 // defaults; within a host what core's hierarchy does for every inter.
-func hierInter(strategy, inter string, terms func(Params, int, int64) Terms, program func(int, int64) Program) Algorithm {
-	opts := map[string]string{"algo": "hier", "inter": inter}
-	a := Algorithm{Name: strategy + "/hier/" + inter, Strategy: strategy, Options: opts, Collective: "allreduce",
+func hierInter(strategy, across string, terms func(Params, int, int64) Terms, program func(int, int64) Program) Algorithm {
+	opts := map[string]string{"algo": "hier", "inter": across}
+	a := Algorithm{Name: strategy + "/hier/" + across, Strategy: strategy, Options: opts, Collective: "allreduce",
 		Terms: terms, Program: program}
 	if strategy == "ring" {
 		a.Hier = func(hosts []int, S int64) Program { return ringHier(hosts, S, es, opts) }
@@ -82,7 +82,8 @@ func hierInter(strategy, inter string, terms func(Params, int, int64) Terms, pro
 
 // algorithms lists what the model knows. The hierarchical allreduces
 // (ring/hier, tree/hier: hier.go, checked in schedule_hier_test.go) run
-// their inter algorithm at its defaults.
+// their inter algorithm at its defaults, strategy/hier/inter the one
+// named; ps/local_agg is ps's (PSLocalAgg, schedule_ps_test.go).
 var algorithms = []Algorithm{
 	{Name: "ring/hier", Strategy: "ring", Options: map[string]string{"algo": "hier"}, Collective: "allreduce",
 		Terms:   ringAuto,
