@@ -21,8 +21,11 @@ const (
 // microKernel computes C[0:mr, 0:nr] += A·B for a packed A panel (k steps
 // of mr floats) and a B panel of k rows of nr floats, ldb apart (nr when
 // packed; B's stride when a plain B is read in place). Each element's
-// sum runs over k in order from zero and is then added to C.
-type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int)
+// sum runs over k in order from zero and is then added to C, or stored
+// over it when store is set (C = A·B: the first k slice of a product with
+// beta 0, which then needs no pass clearing C first; the sum is never −0,
+// so storing it gives the bits 0 + sum would).
+type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int, store bool)
 
 // packBuf holds one call's packed panels; pooled so the batch workers that
 // call gemmSerial at once each get their own.
@@ -42,9 +45,11 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleRows(m, n, beta, c, ldc)
-	if k == 0 || alpha == 0 {
-		return
+	if beta != 0 || k == 0 || alpha == 0 {
+		scaleRows(m, n, beta, c, ldc)
+		if k == 0 || alpha == 0 {
+			return
+		}
 	}
 	buf := packPool.Get().(*packBuf)
 	defer packPool.Put(buf)
@@ -67,7 +72,7 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 				mc := min(mcBlock, m-ic)
 				buf.a = grow(buf.a, roundUp(mc, mr)*kc)
 				packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
-				macroKernel(kern, mc, nc, kc, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc)
+				macroKernel(kern, mc, nc, kc, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc, beta == 0 && pc == 0)
 			}
 		}
 	}
@@ -77,8 +82,8 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 // micro-panel outer, so it stays in L1 while A's panels pass. Columns
 // below inPlace read B from direct (rows ldb apart), the rest from buf.b.
 // Edge tiles are computed whole into buf.tile and their valid part added
-// to C, the same addition the kernel makes.
-func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int) {
+// to C, the same addition the kernel makes (or stored, when store is set).
+func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int, store bool) {
 	for jr := 0; jr < nc; jr += nr {
 		nn := min(nr, nc-jr)
 		bp, bld := buf.b[jr*kc:(jr+nr)*kc], nr
@@ -89,13 +94,16 @@ func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float3
 			mm := min(mr, mc-ir)
 			ap := buf.a[ir*kc : (ir+mr)*kc]
 			if mm == mr && nn == nr {
-				kern(kc, ap, bp, bld, c[ir*ldc+jr:], ldc)
+				kern(kc, ap, bp, bld, c[ir*ldc+jr:], ldc, store)
 				continue
 			}
-			clear(buf.tile[:])
-			kern(kc, ap, bp, bld, buf.tile[:], nr)
+			kern(kc, ap, bp, bld, buf.tile[:], nr, true)
 			for i := 0; i < mm; i++ {
 				row := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nn]
+				if store {
+					copy(row, buf.tile[i*nr:])
+					continue
+				}
 				for j, v := range buf.tile[i*nr : i*nr+nn] {
 					row[j] += v
 				}
@@ -187,7 +195,7 @@ func scaleRows(m, n int, beta float32, c []float32, ldc int) {
 
 // kernelGo is the micro-kernel in plain Go: what the assembly computes,
 // for tests of the blocking on any machine.
-func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int) {
+func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int, store bool) {
 	var acc [mr][nr]float32
 	for l := 0; l < k; l++ {
 		bl := b[l*ldb : l*ldb+nr]
@@ -200,6 +208,10 @@ func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int) {
 	}
 	for i := 0; i < mr; i++ {
 		row := c[i*ldc : i*ldc+nr]
+		if store {
+			copy(row, acc[i][:])
+			continue
+		}
 		for j := range row {
 			row[j] += acc[i][j]
 		}

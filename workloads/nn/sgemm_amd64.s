@@ -35,14 +35,21 @@
 	VMOVUPS hi, 32(DX) \
 	ADDQ R8, DX
 
-// func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
+// PUTROW stores two accumulators over the 16 floats at DX and steps DX a row.
+#define PUTROW(lo, hi) \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, 32(DX) \
+	ADDQ R8, DX
+
+// func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int, store bool)
 //
 // C[0:6, 0:16] += A·B for a packed A panel (k steps of 6 floats) and a B
 // panel of k rows of 16 floats, ldb floats apart (16 when packed, B's own
 // stride when read in place); C's rows are ldc floats apart. The sum
 // for every element runs over k in order from zero and is then added to C,
-// so the result does not depend on anything but the operands.
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-48
+// so the result does not depend on anything but the operands. With store
+// set, the sums are stored over C instead of added to it.
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-49
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -87,12 +94,25 @@ loop1:
 	JNE  loop1
 
 store:
+	MOVBLZX store+48(FP), AX
+	TESTL   AX, AX
+	JNE     put
 	ADDROW(Y4, Y5)
 	ADDROW(Y6, Y7)
 	ADDROW(Y8, Y9)
 	ADDROW(Y10, Y11)
 	ADDROW(Y12, Y13)
 	ADDROW(Y14, Y15)
+	VZEROUPPER
+	RET
+
+put:
+	PUTROW(Y4, Y5)
+	PUTROW(Y6, Y7)
+	PUTROW(Y8, Y9)
+	PUTROW(Y10, Y11)
+	PUTROW(Y12, Y13)
+	PUTROW(Y14, Y15)
 	VZEROUPPER
 	RET
 
@@ -219,13 +239,14 @@ addend:
 	VFMADD231PS.BCST (aoff+16)(SI), breg, r4 \
 	VFMADD231PS.BCST (aoff+20)(SI), breg, r5
 
-// func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int)
+// func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int, store bool)
 //
 // sgemmKernel6x16 on AVX-512: one 16-lane register per row of the tile, so
 // six chains of FMAs; even and odd k go to two sets of accumulators (Z4..Z9
 // and Z10..Z15) so that twelve are in flight, and the two are added
-// (even + odd) before C. The order is fixed by k alone.
-TEXT ·sgemmKernel6x16z(SB), NOSPLIT, $0-48
+// (even + odd) before C (added to it, or stored over it with store set).
+// The order is fixed by k alone.
+TEXT ·sgemmKernel6x16z(SB), NOSPLIT, $0-49
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -273,6 +294,9 @@ zstore:
 	VADDPS Z13, Z7, Z7
 	VADDPS Z14, Z8, Z8
 	VADDPS Z15, Z9, Z9
+	MOVBLZX store+48(FP), AX
+	TESTL   AX, AX
+	JNE     zput
 	VADDPS  (DX), Z4, Z4
 	VMOVUPS Z4, (DX)
 	ADDQ    R8, DX
@@ -289,6 +313,21 @@ zstore:
 	VMOVUPS Z8, (DX)
 	ADDQ    R8, DX
 	VADDPS  (DX), Z9, Z9
+	VMOVUPS Z9, (DX)
+	VZEROUPPER
+	RET
+
+zput:
+	VMOVUPS Z4, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z5, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z6, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z7, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z8, (DX)
+	ADDQ    R8, DX
 	VMOVUPS Z9, (DX)
 	VZEROUPPER
 	RET
