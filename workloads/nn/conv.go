@@ -11,10 +11,11 @@ import (
 // Images are unfolded (im2col) into a [InC·K·K, G·OH·OW] matrix, G images
 // side by side so that GEMM rows are at least a few hundred floats long
 // even for small feature maps, and multiplied by the [OutC, InC·K·K] weight
-// with the float32 GEMM (gemm.go). The batch is split across Ctx.Workers
-// goroutines, each with its own scratch, so products stay cache-sized and
-// run serially inside each worker. Forward keeps the unfolded input for
-// Backward when it fits in ColumnCacheBytes, and rebuilds it otherwise.
+// with the float32 GEMM (gemm.go). The matrix is never whole: it is built a
+// few channels' rows at a time (colChunkBytes), each chunk multiplied while
+// it is still in cache, and rebuilt the same way in Backward. The batch is
+// split across Ctx.Workers goroutines, each with its own scratch, so
+// products run serially inside each worker.
 type Conv2d struct {
 	InC, OutC, K, Stride, Pad int
 	Weight                    *Param // [OutC, InC, K, K]
@@ -26,17 +27,18 @@ type Conv2d struct {
 
 	x, out, dx *Tensor
 	oh, ow     int
-	group      int       // images per GEMM
-	cols       []float32 // unfolded input of the whole batch, when cached
-	cached     bool
+	group      int // images per GEMM
 	ws         []convScratch
 }
 
-// ColumnCacheBytes bounds the unfolded input one Conv2d keeps from Forward
-// to Backward. Keeping it saves rebuilding it (LeNet at batch 64 needs 4
-// MB per conv); a ResNet at a large batch would need gigabytes, so
-// larger ones are rebuilt.
-var ColumnCacheBytes = 16 << 20
+// colChunkBytes bounds the patch rows unfolded at a time: whole channels'
+// rows, as many as fit, so that a chunk, written by im2col and read at once
+// by the products, stays in a core's L2 (1 MiB here) beside the product's
+// other operands. Keeping the whole unfolded batch from Forward to
+// Backward instead (up to 16 MB a layer, as this package did) made a
+// ResNet-20 step slower, not faster: the matrix went to memory and back
+// (docs/compute.md).
+var colChunkBytes = 256 << 10
 
 // minGEMMCols is the row length below which images are grouped into one
 // product: the kernels run rows of this length near their peak, while an
@@ -47,7 +49,7 @@ var ColumnCacheBytes = 16 << 20
 var minGEMMCols = 784
 
 type convScratch struct {
-	col, dcol []float32 // one group's unfolded input and its gradient
+	col, dcol []float32 // one chunk of a group's unfolded input and its gradient
 	y, dy     []float32 // one group's output and output gradient, [OutC, G·P]
 	dw, db    []float32 // partial gradients of workers other than 0
 }
@@ -102,12 +104,8 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	}
 	c.x, c.oh, c.ow = x, oh, ow
 	c.out = ensure(c.out, n, c.OutC, oh, ow)
-	p, kd := oh*ow, c.InC*c.K*c.K
+	p, kd, kk := oh*ow, c.InC*c.K*c.K, c.K*c.K
 	c.group = max(1, min(n, (minGEMMCols+p-1)/p))
-	c.cached = !c.direct() && n*kd*p*4 <= ColumnCacheBytes
-	if c.cached {
-		c.cols = grow(c.cols, n*kd*p)
-	}
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	c.scratch(splits(ctx.workers(), ng))
@@ -116,7 +114,6 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 		for gi := lo; gi < hi; gi++ {
 			i0, g := gi*c.group, min(c.group, n-gi*c.group)
 			cols := g * p
-			col := c.unfold(x, i0, g, sc, true)
 			// One image writes straight into the output; a group computes
 			// [OutC, G·P] and scatters it to NCHW.
 			y, ldy := c.out.Data[i0*c.OutC*p:(i0+1)*c.OutC*p], p
@@ -131,7 +128,16 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 				}
 				beta = 1
 			}
-			gemmSerial(false, false, c.OutC, cols, kd, 1, wts, kd, col, cols, beta, y, ldy)
+			// Y = Σ over channel chunks of W[:, chunk]·col[chunk]: each
+			// chunk's patch rows are unfolded into a cache-sized buffer
+			// just before the product reads them.
+			cc := c.chunk(cols)
+			for c0 := 0; c0 < c.InC; c0 += cc {
+				c1 := min(c.InC, c0+cc)
+				col := c.unfold(x, i0, g, c0, c1, sc)
+				gemmSerial(false, false, c.OutC, cols, (c1-c0)*kk, 1, wts[c0*kk:], kd, col, cols, beta, y, ldy)
+				beta = 1
+			}
 			if g > 1 {
 				for j := 0; j < g; j++ {
 					dst := c.out.Data[(i0+j)*c.OutC*p : (i0+j+1)*c.OutC*p]
@@ -151,7 +157,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	}
 	x := c.x
 	n, h, w := dims4("Conv2d", x, c.InC)
-	p, kd, inSize, outSize := c.oh*c.ow, c.InC*c.K*c.K, c.InC*h*w, c.OutC*c.oh*c.ow
+	p, kd, kk, inSize, outSize := c.oh*c.ow, c.InC*c.K*c.K, c.K*c.K, c.InC*h*w, c.OutC*c.oh*c.ow
 	if len(dy.Data) != n*outSize {
 		panic(fmt.Sprintf("nn: Conv2d %s: gradient shape %v, want %v", c.Weight.Name, dy.Shape, c.out.Shape))
 	}
@@ -200,21 +206,33 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 					gb[o] += sum32(gy[o*cols : (o+1)*cols])
 				}
 			}
-			col := c.unfold(x, i0, g, sc, false)
-			// dW += dY · colᵀ
-			gemmSerial(false, true, c.OutC, kd, cols, 1, gy, cols, col, cols, 1, gw, kd)
-			if c.NoInputGrad {
-				continue
-			}
 			if c.direct() {
-				gemmSerial(true, false, kd, p, c.OutC, 1, wts, kd, gy, p, 0, c.dx.Data[i0*inSize:(i0+1)*inSize], p)
+				// dW += dY·xᵀ, dx = Wᵀ·dY, on the image itself.
+				col := x.Data[i0*inSize : (i0+1)*inSize]
+				gemmSerial(false, true, c.OutC, kd, cols, 1, gy, cols, col, cols, 1, gw, kd)
+				if !c.NoInputGrad {
+					gemmSerial(true, false, kd, p, c.OutC, 1, wts, kd, gy, p, 0, c.dx.Data[i0*inSize:(i0+1)*inSize], p)
+				}
 				continue
 			}
-			// dcol = Wᵀ · dY, folded back onto each image.
-			sc.dcol = grow(sc.dcol, kd*cols)
-			gemmSerial(true, false, kd, cols, c.OutC, 1, wts, kd, gy, cols, 0, sc.dcol, cols)
-			for j := 0; j < g; j++ {
-				col2im(sc.dcol[j*p:], cols, c.InC, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, c.dx.Data[(i0+j)*inSize:(i0+j+1)*inSize])
+			// Channel chunk by chunk, the patch rows rebuilt into a
+			// cache-sized buffer: dW[:, chunk] += dY·col[chunk]ᵀ, then
+			// dcol = W[:, chunk]ᵀ·dY folded back onto the chunk's channels.
+			cc := c.chunk(cols)
+			for c0 := 0; c0 < c.InC; c0 += cc {
+				c1 := min(c.InC, c0+cc)
+				rows := (c1 - c0) * kk
+				col := c.unfold(x, i0, g, c0, c1, sc)
+				gemmSerial(false, true, c.OutC, rows, cols, 1, gy, cols, col, cols, 1, gw[c0*kk:], kd)
+				if c.NoInputGrad {
+					continue
+				}
+				sc.dcol = grow(sc.dcol, rows*cols)
+				gemmSerial(true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
+				for j := 0; j < g; j++ {
+					dxj := c.dx.Data[(i0+j)*inSize+c0*h*w : (i0+j)*inSize+c1*h*w]
+					col2im(sc.dcol[j*p:], cols, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, dxj)
+				}
 			}
 		}
 	})
@@ -237,29 +255,32 @@ func (c *Conv2d) scratch(workers int) {
 	}
 }
 
-// unfold returns the [InC·K·K, g·P] im2col matrix of images [i0, i0+g):
-// the image itself for a lone image under a 1×1 stride-1 unpadded kernel;
-// else the batch cache (filled when forward is set) or sc.col, rebuilt.
-func (c *Conv2d) unfold(x *Tensor, i0, g int, sc *convScratch, forward bool) []float32 {
+// chunk is the number of input channels whose patch rows, cols long, are
+// unfolded at a time: as many as fit colChunkBytes, at least one; all of
+// them when the image is its own unfolded matrix.
+func (c *Conv2d) chunk(cols int) int {
+	if c.direct() {
+		return c.InC
+	}
+	return max(1, min(c.InC, colChunkBytes/(c.K*c.K*cols*4)))
+}
+
+// unfold returns the [(c1−c0)·K·K, g·P] im2col rows of channels [c0, c1)
+// of images [i0, i0+g), in sc.col: the image itself for a lone image under
+// a 1×1 stride-1 unpadded kernel.
+func (c *Conv2d) unfold(x *Tensor, i0, g, c0, c1 int, sc *convScratch) []float32 {
 	h, w := x.Shape[2], x.Shape[3]
-	inSize, p, kd := c.InC*h*w, c.oh*c.ow, c.InC*c.K*c.K
+	inSize, p, hw := c.InC*h*w, c.oh*c.ow, h*w
 	if c.direct() {
 		return x.Data[i0*inSize : (i0+1)*inSize]
 	}
-	var col []float32
-	if c.cached {
-		col = c.cols[i0*kd*p : (i0+g)*kd*p]
-		if !forward {
-			return col
-		}
-	} else {
-		sc.col = grow(sc.col, kd*g*p)
-		col = sc.col
-	}
+	rows := (c1 - c0) * c.K * c.K
+	sc.col = grow(sc.col, rows*g*p)
 	for j := 0; j < g; j++ {
-		im2col(x.Data[(i0+j)*inSize:(i0+j+1)*inSize], c.InC, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, col[j*p:], g*p)
+		xj := x.Data[(i0+j)*inSize+c0*hw : (i0+j)*inSize+c1*hw]
+		im2col(xj, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, sc.col[j*p:], g*p)
 	}
-	return col
+	return sc.col
 }
 
 // im2col writes the [c·k·k, oh·ow] patch matrix of one c×h×w image into
