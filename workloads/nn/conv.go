@@ -337,9 +337,10 @@ func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) 
 						copy(d, xc[iy*w+off:])
 						continue
 					}
-					src := xc[iy*w:]
-					for j, ix := 0, off; j < len(d); j, ix = j+1, ix+s {
-						d[j] = src[ix]
+					// src[j·s] for every j of d, the bound checked once.
+					src := xc[iy*w+off : iy*w+off+(len(d)-1)*s+1]
+					for j := range d {
+						d[j] = src[j*s]
 					}
 				}
 			}
@@ -490,10 +491,16 @@ func zeroEdgeColumns(row []float32, w, y0, y1, dx int) {
 		return
 	}
 	row = row[:y1*w]
-	for q := y0 * w; q < y1*w; q += w {
-		for ox := q + lo; ox < q+hi; ox++ { // a run of 1 for a 3×3: no memclr call
-			row[ox] = 0
+	if hi-lo == 1 {
+		// A 3×3's run of one: a store every w floats, the bound checked
+		// by the loop condition alone.
+		for q := y0*w + lo; q < len(row); q += w {
+			row[q] = 0
 		}
+		return
+	}
+	for q := y0 * w; q < y1*w; q += w {
+		clear(row[q+lo : q+hi])
 	}
 }
 
