@@ -29,6 +29,11 @@ type Conv2d struct {
 	oh, ow     int
 	group      int // images per GEMM
 	ws         []convScratch
+	// The weights packed for the products, once a pass for all groups:
+	// W's rows of each chunk of packCC channels (pw, forward) and their
+	// transpose (pwT, dcol = Wᵀ·dY).
+	pw, pwT [][]float32
+	packCC  int
 }
 
 // colChunkBytes bounds the patch rows unfolded at a time: whole channels'
@@ -109,6 +114,8 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	c.scratch(splits(ctx.workers(), ng))
+	c.packCC = c.chunk(c.group * p)
+	c.pw = c.packWeights(c.pw, false, c.packCC)
 	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
 		sc := &c.ws[wk]
 		for gi := lo; gi < hi; gi++ {
@@ -135,7 +142,7 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 			for c0 := 0; c0 < c.InC; c0 += cc {
 				c1 := min(c.InC, c0+cc)
 				col := c.unfold(x, i0, g, c0, c1, sc)
-				gemmSerial(false, false, c.OutC, cols, (c1-c0)*kk, 1, wts[c0*kk:], kd, col, cols, beta, y, ldy)
+				gemmSerialPacked(c.packed(c.pw, cc, c0), false, false, c.OutC, cols, (c1-c0)*kk, 1, wts[c0*kk:], kd, col, cols, beta, y, ldy)
 				beta = 1
 			}
 			if g > 1 {
@@ -168,6 +175,10 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	ng := c.groups(n)
 	nw := splits(ctx.workers(), ng)
 	c.scratch(nw)
+	if !c.NoInputGrad && !c.direct() {
+		c.packCC = c.chunk(c.group * p)
+		c.pwT = c.packWeights(c.pwT, true, c.packCC)
+	}
 	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
 		sc := &c.ws[wk]
 		gw, gb := c.Weight.Grad, []float32(nil)
@@ -228,7 +239,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 					continue
 				}
 				sc.dcol = grow(sc.dcol, rows*cols)
-				gemmSerial(true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
+				gemmSerialPacked(c.packed(c.pwT, cc, c0), true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
 				for j := 0; j < g; j++ {
 					dxj := c.dx.Data[(i0+j)*inSize+c0*h*w : (i0+j)*inSize+c1*h*w]
 					col2im(sc.dcol[j*p:], cols, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, dxj)
@@ -253,6 +264,36 @@ func (c *Conv2d) scratch(workers int) {
 	if len(c.ws) < workers {
 		c.ws = append(c.ws, make([]convScratch, workers-len(c.ws))...)
 	}
+}
+
+// packWeights packs, for each chunk of cc channels, W's columns of that
+// chunk as the forward product's A (OutC × rows), or, with trans, as dcol's
+// Aᵀ (rows × OutC); nil entries where the product would not use them.
+func (c *Conv2d) packWeights(dst [][]float32, trans bool, cc int) [][]float32 {
+	kk, kd := c.K*c.K, c.InC*c.K*c.K
+	n := (c.InC + cc - 1) / cc
+	if len(dst) < n {
+		dst = append(dst, make([][]float32, n-len(dst))...)
+	}
+	for i := 0; i < n; i++ {
+		c0 := i * cc
+		rows, w := (min(c.InC, c0+cc)-c0)*kk, c.Weight.Data[c0*kk:]
+		if trans {
+			dst[i] = packForGemm(dst[i], true, false, rows, c.OutC, 1, w, kd)
+		} else {
+			dst[i] = packForGemm(dst[i], false, false, c.OutC, rows, 1, w, kd)
+		}
+	}
+	return dst[:n]
+}
+
+// packed is the packed weights of the chunk of cc channels from c0, nil
+// when the chunks were packed another size (a ragged last group's).
+func (c *Conv2d) packed(pw [][]float32, cc, c0 int) []float32 {
+	if cc != c.packCC {
+		return nil
+	}
+	return pw[c0/cc]
 }
 
 // chunk is the number of input channels whose patch rows, cols long, are

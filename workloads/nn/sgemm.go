@@ -46,6 +46,13 @@ var packPool = sync.Pool{New: func() any { return new(packBuf) }}
 // turn, each in order), never by m, n or which goroutine runs it, so
 // splitting C between goroutines gives the same bits.
 func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemmPacked(kern, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemmPacked is sgemm with A already packed, as packAll packs it, when pa
+// is not nil (a and lda are then not read): a layer's weights, packed once
+// for all the products of a step rather than once a product.
+func sgemmPacked(kern microKernel, pa []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -74,9 +81,15 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 			packB(buf.b, transB, b, ldb, pc, jc, kc, nc, inPlace)
 			for ic := 0; ic < m; ic += mcBlock {
 				mc := min(mcBlock, m-ic)
-				buf.a = grow(buf.a, roundUp(mc, mr)*kc)
-				packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
-				macroKernel(kern, mc, nc, kc, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc, beta == 0 && pc == 0)
+				ap := pa
+				if ap != nil {
+					ap = pa[roundUp(m, mr)*pc+ic*kc:]
+				} else {
+					buf.a = grow(buf.a, roundUp(mc, mr)*kc)
+					packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
+					ap = buf.a
+				}
+				macroKernel(kern, mc, nc, kc, ap, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc, beta == 0 && pc == 0)
 			}
 		}
 	}
@@ -87,7 +100,7 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 // below inPlace read B from direct (rows ldb apart), the rest from buf.b.
 // Edge tiles are computed whole into buf.tile and their valid part added
 // to C, the same addition the kernel makes (or stored, when store is set).
-func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int, store bool) {
+func macroKernel(kern microKernel, mc, nc, kc int, ap []float32, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int, store bool) {
 	for jr := 0; jr < nc; jr += nr {
 		nn := min(nr, nc-jr)
 		bp, bld := buf.b[jr*kc:(jr+nr)*kc], nr
@@ -96,12 +109,12 @@ func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float3
 		}
 		ir := 0
 		if full := mc / mr; nn == nr && full > 0 {
-			kern(kc, buf.a, bp, bld, c[jr:], ldc, full, store)
+			kern(kc, ap, bp, bld, c[jr:], ldc, full, store)
 			ir = full * mr
 		}
 		for ; ir < mc; ir += mr {
 			mm := min(mr, mc-ir)
-			kern(kc, buf.a[ir*kc:(ir+mr)*kc], bp, bld, buf.tile[:], nr, 1, true)
+			kern(kc, ap[ir*kc:(ir+mr)*kc], bp, bld, buf.tile[:], nr, 1, true)
 			for i := 0; i < mm; i++ {
 				row := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nn]
 				if store {
@@ -114,6 +127,22 @@ func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float3
 			}
 		}
 	}
+}
+
+// packAll packs alpha·op(A) (m×k) whole, each KC slice's MC blocks as
+// sgemm packs them, one after another: slice pc, block ic at
+// roundUp(m, mr)·pc + ic·kc.
+func packAll(dst []float32, transA bool, alpha float32, a []float32, lda, m, k int) []float32 {
+	mp := roundUp(m, mr)
+	dst = grow(dst, mp*k)
+	kc0 := balancedTile(k, kcBlock)
+	for pc := 0; pc < k; pc += kc0 {
+		kc := min(kc0, k-pc)
+		for ic := 0; ic < m; ic += mcBlock {
+			packA(dst[mp*pc+ic*kc:], transA, alpha, a, lda, ic, pc, min(mcBlock, m-ic), kc)
+		}
+	}
+	return dst
 }
 
 // packA packs alpha·op(A)[ic:ic+mc, pc:pc+kc] into mr-row micro-panels,
