@@ -11,10 +11,11 @@ import (
 // Images are unfolded (im2col) into a [InC·K·K, G·OH·OW] matrix, G images
 // side by side so that GEMM rows are at least a few hundred floats long
 // even for small feature maps, and multiplied by the [OutC, InC·K·K] weight
-// with the float32 GEMM (gemm.go). The batch is split across Ctx.Workers
-// goroutines, each with its own scratch, so products stay cache-sized and
-// run serially inside each worker. Forward keeps the unfolded input for
-// Backward when it fits in ColumnCacheBytes, and rebuilds it otherwise.
+// with the float32 GEMM (gemm.go). The matrix is never whole: it is built a
+// few channels' rows at a time (colChunkBytes), each chunk multiplied while
+// it is still in cache, and rebuilt the same way in Backward. The batch is
+// split across Ctx.Workers goroutines, each with its own scratch, so
+// products run serially inside each worker.
 type Conv2d struct {
 	InC, OutC, K, Stride, Pad int
 	Weight                    *Param // [OutC, InC, K, K]
@@ -26,17 +27,23 @@ type Conv2d struct {
 
 	x, out, dx *Tensor
 	oh, ow     int
-	group      int       // images per GEMM
-	cols       []float32 // unfolded input of the whole batch, when cached
-	cached     bool
+	group      int // images per GEMM
 	ws         []convScratch
+	// The weights packed for the products, once a pass for all groups:
+	// W's rows of each chunk of packCC channels (pw, forward) and their
+	// transpose (pwT, dcol = Wᵀ·dY).
+	pw, pwT [][]float32
+	packCC  int
 }
 
-// ColumnCacheBytes bounds the unfolded input one Conv2d keeps from Forward
-// to Backward. Keeping it saves rebuilding it (LeNet at batch 64 needs 4
-// MB per conv); a ResNet at a large batch would need gigabytes, so
-// larger ones are rebuilt.
-var ColumnCacheBytes = 16 << 20
+// colChunkBytes bounds the patch rows unfolded at a time: whole channels'
+// rows, as many as fit, so that a chunk, written by im2col and read at once
+// by the products, stays in a core's L2 (1 MiB here) beside the product's
+// other operands. Keeping the whole unfolded batch from Forward to
+// Backward instead (up to 16 MB a layer, as this package did) made a
+// ResNet-20 step slower, not faster: the matrix went to memory and back
+// (docs/compute.md).
+var colChunkBytes = 256 << 10
 
 // minGEMMCols is the row length below which images are grouped into one
 // product: the kernels run rows of this length near their peak, while an
@@ -47,7 +54,7 @@ var ColumnCacheBytes = 16 << 20
 var minGEMMCols = 784
 
 type convScratch struct {
-	col, dcol []float32 // one group's unfolded input and its gradient
+	col, dcol []float32 // one chunk of a group's unfolded input and its gradient
 	y, dy     []float32 // one group's output and output gradient, [OutC, G·P]
 	dw, db    []float32 // partial gradients of workers other than 0
 }
@@ -102,21 +109,18 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	}
 	c.x, c.oh, c.ow = x, oh, ow
 	c.out = ensure(c.out, n, c.OutC, oh, ow)
-	p, kd := oh*ow, c.InC*c.K*c.K
+	p, kd, kk := oh*ow, c.InC*c.K*c.K, c.K*c.K
 	c.group = max(1, min(n, (minGEMMCols+p-1)/p))
-	c.cached = !c.direct() && n*kd*p*4 <= ColumnCacheBytes
-	if c.cached {
-		c.cols = grow(c.cols, n*kd*p)
-	}
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	c.scratch(splits(ctx.workers(), ng))
+	c.packCC = c.chunk(c.group * p)
+	c.pw = c.packWeights(c.pw, false, c.packCC)
 	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
 		sc := &c.ws[wk]
 		for gi := lo; gi < hi; gi++ {
 			i0, g := gi*c.group, min(c.group, n-gi*c.group)
 			cols := g * p
-			col := c.unfold(x, i0, g, sc, true)
 			// One image writes straight into the output; a group computes
 			// [OutC, G·P] and scatters it to NCHW.
 			y, ldy := c.out.Data[i0*c.OutC*p:(i0+1)*c.OutC*p], p
@@ -131,7 +135,16 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 				}
 				beta = 1
 			}
-			gemmSerial(false, false, c.OutC, cols, kd, 1, wts, kd, col, cols, beta, y, ldy)
+			// Y = Σ over channel chunks of W[:, chunk]·col[chunk]: each
+			// chunk's patch rows are unfolded into a cache-sized buffer
+			// just before the product reads them.
+			cc := c.chunk(cols)
+			for c0 := 0; c0 < c.InC; c0 += cc {
+				c1 := min(c.InC, c0+cc)
+				col := c.unfold(x, i0, g, c0, c1, sc)
+				gemmSerialPacked(c.packed(c.pw, cc, c0), false, false, c.OutC, cols, (c1-c0)*kk, 1, wts[c0*kk:], kd, col, cols, beta, y, ldy)
+				beta = 1
+			}
 			if g > 1 {
 				for j := 0; j < g; j++ {
 					dst := c.out.Data[(i0+j)*c.OutC*p : (i0+j+1)*c.OutC*p]
@@ -151,7 +164,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	}
 	x := c.x
 	n, h, w := dims4("Conv2d", x, c.InC)
-	p, kd, inSize, outSize := c.oh*c.ow, c.InC*c.K*c.K, c.InC*h*w, c.OutC*c.oh*c.ow
+	p, kd, kk, inSize, outSize := c.oh*c.ow, c.InC*c.K*c.K, c.K*c.K, c.InC*h*w, c.OutC*c.oh*c.ow
 	if len(dy.Data) != n*outSize {
 		panic(fmt.Sprintf("nn: Conv2d %s: gradient shape %v, want %v", c.Weight.Name, dy.Shape, c.out.Shape))
 	}
@@ -162,6 +175,10 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	ng := c.groups(n)
 	nw := splits(ctx.workers(), ng)
 	c.scratch(nw)
+	if !c.NoInputGrad && !c.direct() {
+		c.packCC = c.chunk(c.group * p)
+		c.pwT = c.packWeights(c.pwT, true, c.packCC)
+	}
 	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
 		sc := &c.ws[wk]
 		gw, gb := c.Weight.Grad, []float32(nil)
@@ -200,21 +217,33 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 					gb[o] += sum32(gy[o*cols : (o+1)*cols])
 				}
 			}
-			col := c.unfold(x, i0, g, sc, false)
-			// dW += dY · colᵀ
-			gemmSerial(false, true, c.OutC, kd, cols, 1, gy, cols, col, cols, 1, gw, kd)
-			if c.NoInputGrad {
-				continue
-			}
 			if c.direct() {
-				gemmSerial(true, false, kd, p, c.OutC, 1, wts, kd, gy, p, 0, c.dx.Data[i0*inSize:(i0+1)*inSize], p)
+				// dW += dY·xᵀ, dx = Wᵀ·dY, on the image itself.
+				col := x.Data[i0*inSize : (i0+1)*inSize]
+				gemmSerial(false, true, c.OutC, kd, cols, 1, gy, cols, col, cols, 1, gw, kd)
+				if !c.NoInputGrad {
+					gemmSerial(true, false, kd, p, c.OutC, 1, wts, kd, gy, p, 0, c.dx.Data[i0*inSize:(i0+1)*inSize], p)
+				}
 				continue
 			}
-			// dcol = Wᵀ · dY, folded back onto each image.
-			sc.dcol = grow(sc.dcol, kd*cols)
-			gemmSerial(true, false, kd, cols, c.OutC, 1, wts, kd, gy, cols, 0, sc.dcol, cols)
-			for j := 0; j < g; j++ {
-				col2im(sc.dcol[j*p:], cols, c.InC, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, c.dx.Data[(i0+j)*inSize:(i0+j+1)*inSize])
+			// Channel chunk by chunk, the patch rows rebuilt into a
+			// cache-sized buffer: dW[:, chunk] += dY·col[chunk]ᵀ, then
+			// dcol = W[:, chunk]ᵀ·dY folded back onto the chunk's channels.
+			cc := c.chunk(cols)
+			for c0 := 0; c0 < c.InC; c0 += cc {
+				c1 := min(c.InC, c0+cc)
+				rows := (c1 - c0) * kk
+				col := c.unfold(x, i0, g, c0, c1, sc)
+				gemmSerial(false, true, c.OutC, rows, cols, 1, gy, cols, col, cols, 1, gw[c0*kk:], kd)
+				if c.NoInputGrad {
+					continue
+				}
+				sc.dcol = grow(sc.dcol, rows*cols)
+				gemmSerialPacked(c.packed(c.pwT, cc, c0), true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
+				for j := 0; j < g; j++ {
+					dxj := c.dx.Data[(i0+j)*inSize+c0*h*w : (i0+j)*inSize+c1*h*w]
+					col2im(sc.dcol[j*p:], cols, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, dxj)
+				}
 			}
 		}
 	})
@@ -237,261 +266,60 @@ func (c *Conv2d) scratch(workers int) {
 	}
 }
 
-// unfold returns the [InC·K·K, g·P] im2col matrix of images [i0, i0+g):
-// the image itself for a lone image under a 1×1 stride-1 unpadded kernel;
-// else the batch cache (filled when forward is set) or sc.col, rebuilt.
-func (c *Conv2d) unfold(x *Tensor, i0, g int, sc *convScratch, forward bool) []float32 {
+// packWeights packs, for each chunk of cc channels, W's columns of that
+// chunk as the forward product's A (OutC × rows), or, with trans, as dcol's
+// Aᵀ (rows × OutC); nil entries where the product would not use them.
+func (c *Conv2d) packWeights(dst [][]float32, trans bool, cc int) [][]float32 {
+	kk, kd := c.K*c.K, c.InC*c.K*c.K
+	n := (c.InC + cc - 1) / cc
+	if len(dst) < n {
+		dst = append(dst, make([][]float32, n-len(dst))...)
+	}
+	for i := 0; i < n; i++ {
+		c0 := i * cc
+		rows, w := (min(c.InC, c0+cc)-c0)*kk, c.Weight.Data[c0*kk:]
+		if trans {
+			dst[i] = packForGemm(dst[i], true, false, rows, c.OutC, 1, w, kd)
+		} else {
+			dst[i] = packForGemm(dst[i], false, false, c.OutC, rows, 1, w, kd)
+		}
+	}
+	return dst[:n]
+}
+
+// packed is the packed weights of the chunk of cc channels from c0, nil
+// when the chunks were packed another size (a ragged last group's).
+func (c *Conv2d) packed(pw [][]float32, cc, c0 int) []float32 {
+	if cc != c.packCC {
+		return nil
+	}
+	return pw[c0/cc]
+}
+
+// chunk is the number of input channels whose patch rows, cols long, are
+// unfolded at a time: as many as fit colChunkBytes, at least one; all of
+// them when the image is its own unfolded matrix.
+func (c *Conv2d) chunk(cols int) int {
+	if c.direct() {
+		return c.InC
+	}
+	return max(1, min(c.InC, colChunkBytes/(c.K*c.K*cols*4)))
+}
+
+// unfold returns the [(c1−c0)·K·K, g·P] im2col rows of channels [c0, c1)
+// of images [i0, i0+g), in sc.col: the image itself for a lone image under
+// a 1×1 stride-1 unpadded kernel.
+func (c *Conv2d) unfold(x *Tensor, i0, g, c0, c1 int, sc *convScratch) []float32 {
 	h, w := x.Shape[2], x.Shape[3]
-	inSize, p, kd := c.InC*h*w, c.oh*c.ow, c.InC*c.K*c.K
+	inSize, p, hw := c.InC*h*w, c.oh*c.ow, h*w
 	if c.direct() {
 		return x.Data[i0*inSize : (i0+1)*inSize]
 	}
-	var col []float32
-	if c.cached {
-		col = c.cols[i0*kd*p : (i0+g)*kd*p]
-		if !forward {
-			return col
-		}
-	} else {
-		sc.col = grow(sc.col, kd*g*p)
-		col = sc.col
-	}
+	rows := (c1 - c0) * c.K * c.K
+	sc.col = grow(sc.col, rows*g*p)
 	for j := 0; j < g; j++ {
-		im2col(x.Data[(i0+j)*inSize:(i0+j+1)*inSize], c.InC, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, col[j*p:], g*p)
+		xj := x.Data[(i0+j)*inSize+c0*hw : (i0+j)*inSize+c1*hw]
+		im2col(xj, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, sc.col[j*p:], g*p)
 	}
-	return col
-}
-
-// im2col writes the [c·k·k, oh·ow] patch matrix of one c×h×w image into
-// col, whose rows are ld apart: row (ci, ki, kj) holds, for every output
-// position, the input pixel that kernel tap meets, or 0 in the padding.
-func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) {
-	p := oh * ow
-	if s == 1 && pad == 0 {
-		// Every tap is inside the image: straight row copies (LeNet).
-		for ci := 0; ci < c; ci++ {
-			xc := x[ci*h*w : (ci+1)*h*w]
-			for ki := 0; ki < k; ki++ {
-				for kj := 0; kj < k; kj++ {
-					row := col[((ci*k+ki)*k+kj)*ld:]
-					src := xc[ki*w+kj:]
-					for oy := 0; oy < oh; oy++ {
-						copy(row[oy*ow:oy*ow+ow], src[oy*w:])
-					}
-				}
-			}
-		}
-		return
-	}
-	if s == 1 && oh == h && ow == w {
-		imSame(x, c, h, w, k, pad, col, ld)
-		return
-	}
-	r := 0
-	for ci := 0; ci < c; ci++ {
-		xc := x[ci*h*w : (ci+1)*h*w]
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				row := col[r*ld : r*ld+p]
-				r++
-				// Output columns whose tap lands inside the row: the same
-				// for every output row, so computed once.
-				lo, hi := validRange(ow, w, s, pad, kj)
-				off := lo*s - pad + kj // input column of output column lo
-				for oy := 0; oy < oh; oy++ {
-					dst := row[oy*ow : (oy+1)*ow]
-					iy := oy*s - pad + ki
-					if iy < 0 || iy >= h || lo >= hi {
-						clear(dst)
-						continue
-					}
-					if lo > 0 {
-						clear(dst[:lo])
-					}
-					if hi < ow {
-						clear(dst[hi:])
-					}
-					d := dst[lo:hi]
-					if s == 1 {
-						copy(d, xc[iy*w+off:])
-						continue
-					}
-					src := xc[iy*w:]
-					for j, ix := 0, off; j < len(d); j, ix = j+1, ix+s {
-						d[j] = src[ix]
-					}
-				}
-			}
-		}
-	}
-}
-
-// imSame is im2col for a stride-1 convolution whose output is its input's
-// size (ResNet's 3×3, padding 1): each patch row is the image shifted by
-// (ki−pad)·w + kj−pad, so it is one long copy, after which the columns
-// that wrapped round a row edge, and the rows off the top or bottom, are
-// zeroed.
-func imSame(x []float32, c, h, w, k, pad int, col []float32, ld int) {
-	p := h * w
-	for ci := 0; ci < c; ci++ {
-		xc := x[ci*p : (ci+1)*p]
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				row := col[((ci*k+ki)*k+kj)*ld : ((ci*k+ki)*k+kj)*ld+p]
-				dy, dx := ki-pad, kj-pad
-				// Output rows whose tap row lies inside the image.
-				y0 := min(h, max(0, -dy))
-				y1 := max(y0, min(h, h-dy))
-				clear(row[:y0*w])
-				clear(row[y1*w:])
-				if y0 >= y1 {
-					continue
-				}
-				// row[q] = xc[q+d] for q in [y0·w, y1·w), clipped to xc.
-				d := dy*w + dx
-				lo, hi := max(y0*w, -d), min(y1*w, p-d)
-				if lo >= hi {
-					clear(row[y0*w : y1*w])
-					continue
-				}
-				copy(row[lo:hi], xc[lo+d:hi+d])
-				clear(row[y0*w : lo])
-				clear(row[hi : y1*w])
-				zeroEdgeColumns(row, w, y0, y1, dx)
-			}
-		}
-	}
-}
-
-// col2im is im2col's adjoint: it sums each patch-matrix entry (rows ld
-// apart) back onto the input pixel it came from, overwriting x.
-// It may zero entries of col that fall off the image.
-func col2im(col []float32, ld, c, h, w, k, s, pad, oh, ow int, x []float32) {
-	clear(x)
-	p := oh * ow
-	if s == 1 && oh == h && ow == w {
-		col2imSame(col, ld, c, h, w, k, pad, x)
-		return
-	}
-	if s == 1 && pad == 0 {
-		for ci := 0; ci < c; ci++ {
-			xc := x[ci*h*w : (ci+1)*h*w]
-			for ki := 0; ki < k; ki++ {
-				for kj := 0; kj < k; kj++ {
-					row := col[((ci*k+ki)*k+kj)*ld:]
-					dst := xc[ki*w+kj:]
-					for oy := 0; oy < oh; oy++ {
-						src := row[oy*ow : oy*ow+ow]
-						d := dst[oy*w : oy*w+len(src)]
-						for j, v := range src {
-							d[j] += v
-						}
-					}
-				}
-			}
-		}
-		return
-	}
-	r := 0
-	for ci := 0; ci < c; ci++ {
-		xc := x[ci*h*w : (ci+1)*h*w]
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				row := col[r*ld : r*ld+p]
-				r++
-				lo, hi := validRange(ow, w, s, pad, kj)
-				if lo >= hi {
-					continue
-				}
-				off := lo*s - pad + kj
-				n := hi - lo
-				for oy := 0; oy < oh; oy++ {
-					iy := oy*s - pad + ki
-					if iy < 0 || iy >= h {
-						continue
-					}
-					src := row[oy*ow+lo : oy*ow+lo+n]
-					if s == 1 {
-						d := xc[iy*w+off : iy*w+off+len(src)]
-						for j, v := range src {
-							d[j] += v
-						}
-						continue
-					}
-					d := xc[iy*w:]
-					for j, ix := 0, off; j < len(src); j, ix = j+1, ix+s {
-						d[ix] += src[j]
-					}
-				}
-			}
-		}
-	}
-}
-
-// col2imSame is col2im for imSame's geometry: the entries whose tap column
-// wrapped round a row edge are zeroed in col, then each patch row is added
-// onto the image shifted, in one long vector add. Adding those zeros
-// leaves every sum as the row-by-row loop makes it.
-func col2imSame(col []float32, ld, c, h, w, k, pad int, x []float32) {
-	p := h * w
-	for ci := 0; ci < c; ci++ {
-		xc := x[ci*p : (ci+1)*p]
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				row := col[((ci*k+ki)*k+kj)*ld : ((ci*k+ki)*k+kj)*ld+p]
-				dy, dx := ki-pad, kj-pad
-				y0, y1 := max(0, -dy), min(h, h-dy)
-				if y0 >= y1 {
-					continue
-				}
-				zeroEdgeColumns(row, w, y0, y1, dx)
-				d := dy*w + dx
-				lo, hi := max(y0*w, -d), min(y1*w, p-d)
-				if lo < hi {
-					addTo(xc[lo+d:hi+d], row[lo:hi])
-				}
-			}
-		}
-	}
-}
-
-// zeroEdgeColumns zeroes, in rows [y0, y1) of a w-wide patch row, the
-// output columns whose tap column (ox + dx) is off the image: none when dx
-// is 0 (a third of the taps), else one short run a row.
-func zeroEdgeColumns(row []float32, w, y0, y1, dx int) {
-	var lo, hi int
-	switch {
-	case dx < 0:
-		lo, hi = 0, min(w, -dx)
-	case dx > 0:
-		lo, hi = max(0, w-dx), w
-	default:
-		return
-	}
-	row = row[:y1*w]
-	for q := y0 * w; q < y1*w; q += w {
-		for ox := q + lo; ox < q+hi; ox++ { // a run of 1 for a 3×3: no memclr call
-			row[ox] = 0
-		}
-	}
-}
-
-// validRange is the range [lo, hi) of output columns ox for which the input
-// column ox·s − pad + kj lies in [0, w).
-func validRange(ow, w, s, pad, kj int) (lo, hi int) {
-	// ox·s ≥ pad − kj  and  ox·s ≤ w − 1 + pad − kj
-	lo = 0
-	if d := pad - kj; d > 0 {
-		lo = (d + s - 1) / s
-	}
-	hi = ow
-	if top := w - 1 + pad - kj; top < 0 {
-		hi = 0
-	} else {
-		hi = min(ow, top/s+1)
-	}
-	if lo > hi {
-		lo = hi
-	}
-	return lo, hi
+	return sc.col
 }

@@ -44,6 +44,27 @@ func gemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 	}
 }
 
+// packForGemm packs alpha·op(A), m×k, for gemmSerialPacked, into dst
+// (grown as needed), or returns nil where gemmSerial would not use it: the
+// gonum fallback, and A·Bᵀ from minDotK on (dot products read A in place).
+func packForGemm(dst []float32, transA, transB bool, m, k int, alpha float32, a []float32, lda int) []float32 {
+	if fastKernel == nil || m == 0 || k == 0 || transB && !transA && fastDot != nil && k >= minDotK {
+		return nil
+	}
+	return packAll(dst, transA, alpha, a, lda, m, k)
+}
+
+// gemmSerialPacked is gemmSerial with A packed by packForGemm with the
+// same transA, transB, m, k and alpha (pa nil: packed per call, as
+// gemmSerial). The bits are gemmSerial's.
+func gemmSerialPacked(pa []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if pa == nil {
+		gemmSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	sgemmPacked(fastKernel, pa, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
 // gemmGonum is gemmSerial through gonum's Sgemm, tiled so that gonum runs
 // each tile on the calling goroutine.
 func gemmGonum(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -62,11 +62,11 @@ func TestGradients(t *testing.T) {
 	}
 }
 
-// TestGradientsRebuiltColumns repeats the conv cases with the column cache
-// off, so Backward rebuilds the unfolded input.
-func TestGradientsRebuiltColumns(t *testing.T) {
-	defer func(old int) { ColumnCacheBytes = old }(ColumnCacheBytes)
-	ColumnCacheBytes = 0
+// TestGradientsChunked repeats the conv cases with one input channel
+// unfolded at a time, so that the products run chunk by chunk.
+func TestGradientsChunked(t *testing.T) {
+	defer func(old int) { colChunkBytes = old }(colChunkBytes)
+	colChunkBytes = 1
 	for i, tc := range gradCases() {
 		if strings.HasPrefix(tc.name, "conv") || strings.HasPrefix(tc.name, "b") {
 			t.Run(tc.name, func(t *testing.T) { checkGradCase(t, i, tc) })

@@ -20,9 +20,16 @@ const (
 
 // microKernel computes C[0:mr, 0:nr] += A·B for a packed A panel (k steps
 // of mr floats) and a B panel of k rows of nr floats, ldb apart (nr when
-// packed; B's stride when a plain B is read in place). Each element's
-// sum runs over k in order from zero and is then added to C.
-type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int)
+// packed; B's stride when a plain B is read in place), for tiles such
+// tiles down C: tile t takes the A panel at a[t·k·mr:] and C's rows from
+// t·mr (one call for a whole column of tiles, so that the Go call and its
+// bounds checks are paid once, not per tile: k is as small as 16 in
+// ResNet-20's dcol = Wᵀ·dY). Each element's sum runs over k in order from
+// zero and is then added to C, or stored over it when store is set (C =
+// A·B: the first k slice of a product with beta 0, which then needs no
+// pass clearing C first; the sum is never −0, so storing it gives the
+// bits 0 + sum would).
+type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool)
 
 // packBuf holds one call's packed panels; pooled so the batch workers that
 // call gemmSerial at once each get their own.
@@ -39,12 +46,21 @@ var packPool = sync.Pool{New: func() any { return new(packBuf) }}
 // turn, each in order), never by m, n or which goroutine runs it, so
 // splitting C between goroutines gives the same bits.
 func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemmPacked(kern, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemmPacked is sgemm with A already packed, as packAll packs it, when pa
+// is not nil (a and lda are then not read): a layer's weights, packed once
+// for all the products of a step rather than once a product.
+func sgemmPacked(kern microKernel, pa []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleRows(m, n, beta, c, ldc)
-	if k == 0 || alpha == 0 {
-		return
+	if beta != 0 || k == 0 || alpha == 0 {
+		scaleRows(m, n, beta, c, ldc)
+		if k == 0 || alpha == 0 {
+			return
+		}
 	}
 	buf := packPool.Get().(*packBuf)
 	defer packPool.Put(buf)
@@ -65,9 +81,15 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 			packB(buf.b, transB, b, ldb, pc, jc, kc, nc, inPlace)
 			for ic := 0; ic < m; ic += mcBlock {
 				mc := min(mcBlock, m-ic)
-				buf.a = grow(buf.a, roundUp(mc, mr)*kc)
-				packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
-				macroKernel(kern, mc, nc, kc, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc)
+				ap := pa
+				if ap != nil {
+					ap = pa[roundUp(m, mr)*pc+ic*kc:]
+				} else {
+					buf.a = grow(buf.a, roundUp(mc, mr)*kc)
+					packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
+					ap = buf.a
+				}
+				macroKernel(kern, mc, nc, kc, ap, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc, beta == 0 && pc == 0)
 			}
 		}
 	}
@@ -77,31 +99,50 @@ func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a 
 // micro-panel outer, so it stays in L1 while A's panels pass. Columns
 // below inPlace read B from direct (rows ldb apart), the rest from buf.b.
 // Edge tiles are computed whole into buf.tile and their valid part added
-// to C, the same addition the kernel makes.
-func macroKernel(kern microKernel, mc, nc, kc int, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int) {
+// to C, the same addition the kernel makes (or stored, when store is set).
+func macroKernel(kern microKernel, mc, nc, kc int, ap []float32, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int, store bool) {
 	for jr := 0; jr < nc; jr += nr {
 		nn := min(nr, nc-jr)
 		bp, bld := buf.b[jr*kc:(jr+nr)*kc], nr
 		if jr < inPlace {
 			bp, bld = direct[jr:], ldb
 		}
-		for ir := 0; ir < mc; ir += mr {
+		ir := 0
+		if full := mc / mr; nn == nr && full > 0 {
+			kern(kc, ap, bp, bld, c[jr:], ldc, full, store)
+			ir = full * mr
+		}
+		for ; ir < mc; ir += mr {
 			mm := min(mr, mc-ir)
-			ap := buf.a[ir*kc : (ir+mr)*kc]
-			if mm == mr && nn == nr {
-				kern(kc, ap, bp, bld, c[ir*ldc+jr:], ldc)
-				continue
-			}
-			clear(buf.tile[:])
-			kern(kc, ap, bp, bld, buf.tile[:], nr)
+			kern(kc, ap[ir*kc:(ir+mr)*kc], bp, bld, buf.tile[:], nr, 1, true)
 			for i := 0; i < mm; i++ {
 				row := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nn]
+				if store {
+					copy(row, buf.tile[i*nr:])
+					continue
+				}
 				for j, v := range buf.tile[i*nr : i*nr+nn] {
 					row[j] += v
 				}
 			}
 		}
 	}
+}
+
+// packAll packs alpha·op(A) (m×k) whole, each KC slice's MC blocks as
+// sgemm packs them, one after another: slice pc, block ic at
+// roundUp(m, mr)·pc + ic·kc.
+func packAll(dst []float32, transA bool, alpha float32, a []float32, lda, m, k int) []float32 {
+	mp := roundUp(m, mr)
+	dst = grow(dst, mp*k)
+	kc0 := balancedTile(k, kcBlock)
+	for pc := 0; pc < k; pc += kc0 {
+		kc := min(kc0, k-pc)
+		for ic := 0; ic < m; ic += mcBlock {
+			packA(dst[mp*pc+ic*kc:], transA, alpha, a, lda, ic, pc, min(mcBlock, m-ic), kc)
+		}
+	}
+	return dst
 }
 
 // packA packs alpha·op(A)[ic:ic+mc, pc:pc+kc] into mr-row micro-panels,
@@ -187,21 +228,28 @@ func scaleRows(m, n int, beta float32, c []float32, ldc int) {
 
 // kernelGo is the micro-kernel in plain Go: what the assembly computes,
 // for tests of the blocking on any machine.
-func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int) {
-	var acc [mr][nr]float32
-	for l := 0; l < k; l++ {
-		bl := b[l*ldb : l*ldb+nr]
-		for i := 0; i < mr; i++ {
-			ai := a[l*mr+i]
-			for j, bv := range bl {
-				acc[i][j] += ai * bv
+func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
+	for t := 0; t < tiles; t++ {
+		var acc [mr][nr]float32
+		at := a[t*k*mr:]
+		for l := 0; l < k; l++ {
+			bl := b[l*ldb : l*ldb+nr]
+			for i := 0; i < mr; i++ {
+				ai := at[l*mr+i]
+				for j, bv := range bl {
+					acc[i][j] += ai * bv
+				}
 			}
 		}
-	}
-	for i := 0; i < mr; i++ {
-		row := c[i*ldc : i*ldc+nr]
-		for j := range row {
-			row[j] += acc[i][j]
+		for i := 0; i < mr; i++ {
+			row := c[(t*mr+i)*ldc : (t*mr+i)*ldc+nr]
+			if store {
+				copy(row, acc[i][:])
+				continue
+			}
+			for j := range row {
+				row[j] += acc[i][j]
+			}
 		}
 	}
 }

@@ -7,7 +7,7 @@ import "golang.org/x/sys/cpu"
 // sgemmKernel6x16 is the AVX2/FMA micro-kernel in sgemm_amd64.s.
 //
 //go:noescape
-func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
+func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
 
 // sdotKernel4x3 is the AVX2/FMA dot-product kernel in sgemm_amd64.s.
 //
@@ -75,7 +75,7 @@ func addTo(dst, src []float32) {
 // sgemmKernel6x16z is the AVX-512 micro-kernel in sgemm_amd64.s.
 //
 //go:noescape
-func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int)
+func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
 
 // fastKernel is the micro-kernel gemmSerial runs: AVX-512 where the CPU
 // and OS have it, AVX2/FMA else, nil without (cpu.X86 reports them only
@@ -102,17 +102,17 @@ var gemmKernelName = func() string {
 }()
 
 // kernelAVX512 checks the extents the assembly will touch, then calls it.
-func kernelAVX512(k int, a, b []float32, ldb int, c []float32, ldc int) {
-	_ = a[k*mr-1]
+func kernelAVX512(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
+	_ = a[tiles*k*mr-1]
 	_ = b[(k-1)*ldb+nr-1]
-	_ = c[(mr-1)*ldc+nr-1]
-	sgemmKernel6x16z(k, &a[0], &b[0], ldb, &c[0], ldc)
+	_ = c[(tiles*mr-1)*ldc+nr-1]
+	sgemmKernel6x16z(k, &a[0], &b[0], ldb, &c[0], ldc, tiles, store)
 }
 
 // kernelAVX2 checks the extents the assembly will touch, then calls it.
-func kernelAVX2(k int, a, b []float32, ldb int, c []float32, ldc int) {
-	_ = a[k*mr-1]
+func kernelAVX2(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
+	_ = a[tiles*k*mr-1]
 	_ = b[(k-1)*ldb+nr-1]
-	_ = c[(mr-1)*ldc+nr-1]
-	sgemmKernel6x16(k, &a[0], &b[0], ldb, &c[0], ldc)
+	_ = c[(tiles*mr-1)*ldc+nr-1]
+	sgemmKernel6x16(k, &a[0], &b[0], ldb, &c[0], ldc, tiles, store)
 }

@@ -35,22 +35,35 @@
 	VMOVUPS hi, 32(DX) \
 	ADDQ R8, DX
 
-// func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int)
+// PUTROW stores two accumulators over the 16 floats at DX and steps DX a row.
+#define PUTROW(lo, hi) \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, 32(DX) \
+	ADDQ R8, DX
+
+// func sgemmKernel6x16(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
 //
 // C[0:6, 0:16] += A·B for a packed A panel (k steps of 6 floats) and a B
 // panel of k rows of 16 floats, ldb floats apart (16 when packed, B's own
 // stride when read in place); C's rows are ldc floats apart. The sum
 // for every element runs over k in order from zero and is then added to C,
-// so the result does not depend on anything but the operands.
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ ldb+24(FP), R9
-	SHLQ $2, R9
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	SHLQ $2, R8
+// so the result does not depend on anything but the operands. With store
+// set, the sums are stored over C instead of added to it. It does this
+// for tiles tiles down C: the A panels follow one another (SI ends each
+// at the next), and so do C's rows (DX ends each tile six rows on).
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-57
+	MOVQ    a+8(FP), SI
+	MOVQ    ldb+24(FP), R9
+	SHLQ    $2, R9
+	MOVQ    c+32(FP), DX
+	MOVQ    ldc+40(FP), R8
+	SHLQ    $2, R8
+	MOVQ    tiles+48(FP), R10
+	MOVBLZX store+56(FP), R11
+
+tile:
+	MOVQ   k+0(FP), CX
+	MOVQ   b+16(FP), DI
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -63,8 +76,8 @@ TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-48
 	VXORPS Y13, Y13, Y13
 	VXORPS Y14, Y14, Y14
 	VXORPS Y15, Y15, Y15
-	CMPQ CX, $4
-	JLT  tail
+	CMPQ   CX, $4
+	JLT    tail
 
 loop4:
 	STEP(0)
@@ -87,12 +100,27 @@ loop1:
 	JNE  loop1
 
 store:
+	TESTL R11, R11
+	JNE   put
 	ADDROW(Y4, Y5)
 	ADDROW(Y6, Y7)
 	ADDROW(Y8, Y9)
 	ADDROW(Y10, Y11)
 	ADDROW(Y12, Y13)
 	ADDROW(Y14, Y15)
+	JMP   next
+
+put:
+	PUTROW(Y4, Y5)
+	PUTROW(Y6, Y7)
+	PUTROW(Y8, Y9)
+	PUTROW(Y10, Y11)
+	PUTROW(Y12, Y13)
+	PUTROW(Y14, Y15)
+
+next:
+	DECQ R10
+	JNE  tile
 	VZEROUPPER
 	RET
 
@@ -219,21 +247,27 @@ addend:
 	VFMADD231PS.BCST (aoff+16)(SI), breg, r4 \
 	VFMADD231PS.BCST (aoff+20)(SI), breg, r5
 
-// func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int)
+// func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
 //
 // sgemmKernel6x16 on AVX-512: one 16-lane register per row of the tile, so
 // six chains of FMAs; even and odd k go to two sets of accumulators (Z4..Z9
 // and Z10..Z15) so that twelve are in flight, and the two are added
-// (even + odd) before C. The order is fixed by k alone.
-TEXT ·sgemmKernel6x16z(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ ldb+24(FP), R9
-	SHLQ $2, R9
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	SHLQ $2, R8
+// (even + odd) before C (added to it, or stored over it with store set).
+// The order is fixed by k alone. Tiles follow one another as in
+// sgemmKernel6x16.
+TEXT ·sgemmKernel6x16z(SB), NOSPLIT, $0-57
+	MOVQ    a+8(FP), SI
+	MOVQ    ldb+24(FP), R9
+	SHLQ    $2, R9
+	MOVQ    c+32(FP), DX
+	MOVQ    ldc+40(FP), R8
+	SHLQ    $2, R8
+	MOVQ    tiles+48(FP), R10
+	MOVBLZX store+56(FP), R11
+
+ztile:
+	MOVQ   k+0(FP), CX
+	MOVQ   b+16(FP), DI
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -246,8 +280,8 @@ TEXT ·sgemmKernel6x16z(SB), NOSPLIT, $0-48
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	CMPQ CX, $2
-	JLT  ztail
+	CMPQ   CX, $2
+	JLT    ztail
 
 zloop2:
 	VMOVUPS (DI), Z0
@@ -265,6 +299,7 @@ ztail:
 	JEQ   zstore
 	VMOVUPS (DI), Z0
 	ZSTEP(Z0, 0, Z4, Z5, Z6, Z7, Z8, Z9)
+	ADDQ $24, SI
 
 zstore:
 	VADDPS Z10, Z4, Z4
@@ -273,22 +308,38 @@ zstore:
 	VADDPS Z13, Z7, Z7
 	VADDPS Z14, Z8, Z8
 	VADDPS Z15, Z9, Z9
+	TESTL  R11, R11
+	JNE    zput
 	VADDPS  (DX), Z4, Z4
+	VADDPS  (DX)(R8*1), Z5, Z5
 	VMOVUPS Z4, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z5, Z5
-	VMOVUPS Z5, (DX)
-	ADDQ    R8, DX
+	VMOVUPS Z5, (DX)(R8*1)
+	LEAQ    (DX)(R8*2), DX
 	VADDPS  (DX), Z6, Z6
+	VADDPS  (DX)(R8*1), Z7, Z7
 	VMOVUPS Z6, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z7, Z7
-	VMOVUPS Z7, (DX)
-	ADDQ    R8, DX
+	VMOVUPS Z7, (DX)(R8*1)
+	LEAQ    (DX)(R8*2), DX
 	VADDPS  (DX), Z8, Z8
+	VADDPS  (DX)(R8*1), Z9, Z9
 	VMOVUPS Z8, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z9, Z9
-	VMOVUPS Z9, (DX)
+	VMOVUPS Z9, (DX)(R8*1)
+	LEAQ    (DX)(R8*2), DX
+	JMP     znext
+
+zput:
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, (DX)(R8*1)
+	LEAQ    (DX)(R8*2), DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, (DX)(R8*1)
+	LEAQ    (DX)(R8*2), DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, (DX)(R8*1)
+	LEAQ    (DX)(R8*2), DX
+
+znext:
+	DECQ R10
+	JNE  ztile
 	VZEROUPPER
 	RET

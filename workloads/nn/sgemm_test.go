@@ -191,3 +191,38 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 	}
 	return s
 }
+
+// TestGemmBetaZeroBits: with beta 0 the kernels store their sums over C
+// instead of clearing C and adding; that must give the bits of the
+// clear-and-add path, whatever C held before (NaN included).
+func TestGemmBetaZeroBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 3))
+	kerns := map[string]microKernel{"go": kernelGo}
+	for name, k := range archKernels {
+		kerns[name] = k
+	}
+	for _, tc := range gemmCases() {
+		lda, ldb := tc.k, tc.n
+		if tc.ta {
+			lda = tc.m
+		}
+		if tc.tb {
+			ldb = tc.k
+		}
+		a, b := randSlice(rng, tc.m*tc.k), randSlice(rng, tc.k*tc.n)
+		for name, kern := range kerns {
+			want := make([]float32, tc.m*tc.n)
+			sgemm(kern, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, 1, want, tc.n)
+			got := make([]float32, tc.m*tc.n)
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			sgemm(kern, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, 0, got, tc.n)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s %+v: C[%d] = %v with beta 0, %v cleared and added", name, tc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
