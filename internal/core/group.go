@@ -193,7 +193,7 @@ func (g *Group) execute(ctx context.Context, op string, seq uint64, fn func(c *C
 	if err := g.shared.failed(); err != nil {
 		return g.opErr(op, seq, fmt.Errorf("communicator failed earlier: %w", err))
 	}
-	cctx, cancel := context.WithTimeout(ctx, g.shared.cfg.OpTimeout())
+	cctx, cancel := newOpCtx(ctx, g.shared.cfg.OpTimeout())
 	defer cancel()
 	err := fn(&Call{ctx: cctx, g: g, seq: seq, op: op})
 	if err != nil {

@@ -28,6 +28,10 @@ type Mailbox struct {
 	// the message path takes no lock for it).
 	stall   stall
 	filling atomic.Pointer[Pending]
+
+	// shm, when the source is a peer over shared memory, lets Wait take
+	// the message out of the ring itself (shmLink.waitInline).
+	shm atomic.Pointer[shmLink]
 }
 
 // stall is a receive that timed out.
@@ -82,6 +86,16 @@ func (p *Pending) Absorb(off int, data []byte) {
 		p.red.Into(dst, data)
 	} else {
 		copy(dst, data)
+	}
+}
+
+// isDone reports whether the receive has completed.
+func (p *Pending) isDone() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -207,13 +221,14 @@ func (m *Mailbox) post(p *Pending) *Pending {
 // the reader (which has its own deadline), so that buf is never written
 // after Wait returns and no message is lost.
 func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
-	select {
-	case <-p.done:
+	if p.isDone() {
 		return p.err
-	default:
+	}
+	if l := m.shm.Load(); l != nil && l.waitInline(ctx, p) {
+		return p.err
 	}
 	start := time.Now()
-	p.blocked.Store(stamp(start))
+	p.blocked.CompareAndSwap(0, stamp(start))
 	select {
 	case <-p.done:
 		return p.err
