@@ -38,12 +38,22 @@ type afterFunc struct{ f func() }
 // newOpCtx returns the context of an operation that must end within
 // timeout, and its cancel function.
 func newOpCtx(parent context.Context, timeout time.Duration) (*opCtx, func()) {
-	c := &opCtx{parent: parent, deadline: time.Now().Add(timeout)}
+	c := &opCtx{}
+	c.init(parent, timeout)
+	return c, c.end
+}
+
+// init readies the zero c as newOpCtx does, for a context allocated with
+// its Call (see Group.execute).
+func (c *opCtx) init(parent context.Context, timeout time.Duration) {
+	c.parent, c.deadline = parent, time.Now().Add(timeout)
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline = d
 	}
-	return c, func() { c.cancel(context.Canceled) }
 }
+
+// end cancels c, as the operation ends.
+func (c *opCtx) end() { c.cancel(context.Canceled) }
 
 func (c *opCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
@@ -139,8 +149,7 @@ func (c *opCtx) cancelLocked(err error) {
 	if d := c.done.Load(); d != nil {
 		close(*d)
 	} else {
-		closedDone := closedChan
-		c.done.Store(&closedDone)
+		c.done.Store(&closedChan)
 	}
 	for _, stop := range c.stop {
 		stop()

@@ -339,33 +339,41 @@ func (l *shmLink) readFrame() error {
 	return fmt.Errorf("protocol error: frame kind %d in shared memory", kind)
 }
 
+// Outcomes of takeInline.
+const (
+	inlineTook   = iota // took a frame
+	inlineEmpty         // the ring holds no frame yet
+	inlineReader        // the reader is taking a frame, or the one there is its to take
+)
+
 // takeInline takes the frame at the ring's tail on the caller's goroutine,
 // if no one else is taking one and the whole frame is published, so that
-// taking it cannot wait (a CMA frame or one still being written is left to
-// the reader). It reports whether it took one.
-func (l *shmLink) takeInline() bool {
+// taking it cannot wait. A CMA frame, or one still being written (a large
+// message, published a piece at a time so that its receiver starts early),
+// is left to the reader, which takes it as it comes.
+func (l *shmLink) takeInline() int {
 	if !l.consumer.CompareAndSwap(false, true) {
-		return false
+		return inlineReader
 	}
 	defer l.consumer.Store(false)
 	r := l.in
 	tail := r.ctl.tail.Load()
 	have := r.ctl.head.Load() - tail
 	if have < shmFrame {
-		return false
+		return inlineEmpty
 	}
 	raceReceived()
 	b := r.data[tail&r.mask : tail&r.mask+shmFrame]
 	size := binary.LittleEndian.Uint64(b[16:])
 	if binary.LittleEndian.Uint32(b[0:]) != shmKindData || size > uint64(l.t.maxMsg) || have < shmFrame+align(size) {
-		return false
+		return inlineReader
 	}
 	if err := l.readFrame(); err != nil {
 		// Nothing in a whole data frame waits, so this cannot happen;
 		// if it did, the ring could not be trusted.
 		l.p.box.Fail(l.p.setErr(l.p.peerErr(err)))
 	}
-	return true
+	return inlineTook
 }
 
 // inlineYieldEvery is how many polls a receiver waiting inline makes
@@ -386,7 +394,7 @@ const inlineYieldEvery = 128
 func (l *shmLink) waitInline(ctx context.Context, p *Pending) bool {
 	var until, deadline time.Time
 	for i := 1; ; i++ {
-		l.takeInline()
+		took := l.takeInline()
 		if p.isDone() {
 			return true
 		}
@@ -396,6 +404,11 @@ func (l *shmLink) waitInline(ctx context.Context, p *Pending) bool {
 			}
 			runtime.Gosched()
 			continue
+		}
+		if took == inlineReader {
+			// Let the reader run: on a rank with one processor it
+			// runs only when this goroutine gives way.
+			runtime.Gosched()
 		}
 		if i%64 == 0 {
 			now := time.Now()

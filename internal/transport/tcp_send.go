@@ -16,6 +16,9 @@ import (
 
 // sendErr is why a send to p cannot start, or nil.
 func (t *TCP) sendErr(p *peer) error {
+	if !t.broken.Load() { // the usual case, without the lock
+		return p.err()
+	}
 	t.mu.Lock()
 	closed, jobErr := t.closed, t.jobErr
 	t.mu.Unlock()
