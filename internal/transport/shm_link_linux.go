@@ -376,6 +376,10 @@ func (l *shmLink) takeInline() int {
 	return inlineTook
 }
 
+// inlineBusyPolls is how many polls in a row that find the reader taking
+// a frame make a receiver stop waiting inline.
+const inlineBusyPolls = 4
+
 // inlineYieldEvery is how many polls a receiver waiting inline makes
 // between yields to the process's other goroutines (its TCP control
 // traffic, heartbeats): a yield takes the scheduler's lock, a poll a few
@@ -393,6 +397,7 @@ const inlineYieldEvery = 128
 // once costs none.
 func (l *shmLink) waitInline(ctx context.Context, p *Pending) bool {
 	var until, deadline time.Time
+	busy := 0 // consecutive polls that found the reader at a frame
 	for i := 1; ; i++ {
 		took := l.takeInline()
 		if p.isDone() {
@@ -405,10 +410,16 @@ func (l *shmLink) waitInline(ctx context.Context, p *Pending) bool {
 			runtime.Gosched()
 			continue
 		}
-		if took == inlineReader {
-			// Let the reader run: on a rank with one processor it
-			// runs only when this goroutine gives way.
-			runtime.Gosched()
+		if took != inlineReader {
+			busy = 0
+		} else if busy++; busy >= inlineBusyPolls {
+			// A large message is streaming through the reader: park
+			// and leave it the processor, as a receiver always did,
+			// rather than trade the scheduler's lock with it at
+			// every poll.
+			return false
+		} else {
+			runtime.Gosched() // on one processor the reader runs only when this goroutine gives way
 		}
 		if i%64 == 0 {
 			now := time.Now()
