@@ -16,7 +16,9 @@
 #   e.g. bench/shm-vs-vader.sh 7 4KiB,1MiB,16MiB ring
 # TOOLS picks the tools (default "shm vader"; "tcp" adds distbench over
 # loopback TCP, "vader-copy" vader without its single copy, CMA, which is
-# slow on some VMs). Open MPI is timed by bench/mpi_allreduce.c, built here
+# slow on some VMs), "base" distbench over shared memory again from the
+# binary DISTBENCH_BASE, for a before/after of a change in the same run.
+# Open MPI is timed by bench/mpi_allreduce.c, built here
 # against Debian's libmpi.so.40 (openmpi-bin has no headers) or with mpicc
 # where Open MPI's headers are installed.
 set -uo pipefail
@@ -52,9 +54,11 @@ run_tool() { # tool size -> appends "tool bytes median_us round" to $out/results
 	local tool=$1 size=$2 it wu
 	read -r it wu <<<"$(iters_for "$size")"
 	case $tool in
-	shm | tcp)
+	shm | tcp | base)
+		local exe=$bin transport=$tool
+		[ "$tool" = base ] && exe=${DISTBENCH_BASE:?DISTBENCH_BASE names the binary of tool base} transport=shm
 		rm -f "$out/db.json"
-		"$bin" run --strategy "$strategy" --np "$np" --transport "$tool" -b "$size" -e "$size" -n "$it" -w "$wu" --inplace in \
+		"$exe" run --strategy "$strategy" --np "$np" --transport "$transport" -b "$size" -e "$size" -n "$it" -w "$wu" --inplace in \
 			--json "$out/db.json" >/dev/null 2>"$out/err" || { echo "distbench failed: $(tail -1 "$out/err")" >&2; return; }
 		$py -c 'import sys,json
 rs=[json.loads(l) for l in open(sys.argv[2])]; r=[r for r in rs if r["kind"]=="collective"][-1]
@@ -100,7 +104,7 @@ for s in sizes:
             continue
         m = st.median(v)
         med[(tool, s)] = m
-        print(f"| {s} | {tool} | {len(v)} | {m:.1f} | {s / (m * 1e-6) / 1e9 * factor:.3f} | {', '.join(f'{x:.0f}' for x in v)} |")
+        print(f"| {s} | {tool} | {len(v)} | {m:.1f} | {s / (m * 1e-6) / 1e9 * factor:.3f} | {', '.join(f'{x:.1f}' if x < 100 else f'{x:.0f}' for x in v)} |")
 for base in (x for x in tools if x.startswith("vader")):
     for s in sizes:
         v = med.get((base, s))

@@ -98,7 +98,12 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 func work(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error) error {
 	switch {
 	case spec.Train != nil:
-		_, err := train.Run(ctx, comm, *spec.Train, emit)
+		// Training records are made in workloads/train, which does not
+		// see the spec: what carried them is said here.
+		_, err := train.Run(ctx, comm, *spec.Train, func(r *results.Record) error {
+			r.Transport = spec.TransportName()
+			return emit(r)
+		})
 		return err
 	case spec.Soak != nil:
 		return Soak(ctx, comm, spec, emit)

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/workloads/data"
 )
 
 // TestRunShm runs real worker processes with their pairs in shared memory:
@@ -61,4 +64,43 @@ func shmEntries(t *testing.T) map[string]bool {
 		}
 	}
 	return m
+}
+
+// TestTrainTransport trains over each transport: the choice reaches the
+// workers' mesh (shm fails the run if a pair cannot share memory), the
+// preamble names it, and every step and epoch record carries it, so that a
+// report tells "ring" from "ring/shm".
+func TestTrainTransport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	writeIDXData(t, dir, data.Train, 64)
+	writeIDXData(t, dir, data.Test, 32)
+	for _, tc := range []struct{ flag, want string }{{"tcp", "tcp"}, {"shm", "shm"}, {"auto", "auto"}} {
+		t.Run(tc.flag, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			code, stdout, stderr := runCLI(t, "train", "--data", dir, "--model", "mlp", "--np", "2", "--epochs", "1", "--max-steps", "2",
+				"--batch", "32", "--transport", tc.flag, "--out", out, "--timeout", "1m")
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "np 2, transport "+tc.want+",") {
+				t.Errorf("the preamble does not name transport %s:\n%s", tc.want, stdout)
+			}
+			var n int
+			for _, r := range readJSONL(t, filepath.Join(out, "results.jsonl")) {
+				if r.Kind != results.KindTrainStep && r.Kind != results.KindTrainEpoch {
+					continue
+				}
+				n++
+				if r.Transport != tc.want {
+					t.Errorf("%s record of step %d: transport %q, want %q", r.Kind, r.Step, r.Transport, tc.want)
+				}
+			}
+			if n != 3 { // two steps, one epoch
+				t.Errorf("%d training records, want 3", n)
+			}
+		})
+	}
 }

@@ -30,7 +30,7 @@ type sweepFlags struct {
 	noReport, dryRun, skipUnavail bool
 
 	strategies, colls, sizes, dtypes, ops, peers []string
-	links, opts, transports, devices             []string
+	links, opts, transports, devices, hosts      []string
 	nps                                          []int
 	minBytes, maxBytes, stepBytes, inplace       string
 	stepFactor                                   float64
@@ -44,7 +44,7 @@ type sweepFlags struct {
 // planFlags are the flags that describe a plan's collectives; any of them
 // makes the plan from flags instead of a file.
 var planFlags = []string{"strategy", "np", "collective", "minbytes", "maxbytes", "stepfactor", "stepbytes",
-	"sizes", "dtype", "op", "inplace", "link", "opt", "root", "transport", "device"}
+	"sizes", "dtype", "op", "inplace", "link", "opt", "root", "transport", "device", "hosts"}
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &sweepFlags{}
@@ -114,6 +114,8 @@ func (f *sweepFlags) addPlanFlags(fl *pflag.FlagSet) {
 		"per-rank overrides alone apply to every link: --link 10g --link rank3=1Gbit, or within one: --link '10g;rank3=1Gbit'")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable)")
 	fl.StringSliceVar(&f.transports, "transport", nil, "transports, comma-separated, one launch each (default tcp): "+transportUsage)
+	fl.StringArrayVar(&f.hosts, "hosts", nil, "simulated hosts of the local launcher's ranks, as run's --hosts, repeatable, one launch each at the np it lays out ('' = none), "+
+		"e.g. --np 2,4 --hosts '' --hosts 2x2 --hosts 3,1")
 	fl.StringSliceVar(&f.devices, "device", nil, "where the buffers live, comma-separated, one launch each: cpu (default), cuda (GPU memory)")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for rooted collectives")
 
@@ -135,6 +137,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags, stdout, stderr io.Writer) error
 	}
 	exp, err := p.Expand()
 	if err != nil {
+		return usageError{err}
+	}
+	if err := checkSimulatedHosts(exp, f.launcher); err != nil {
 		return usageError{err}
 	}
 	if f.dryRun {
@@ -344,7 +349,7 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
 	b := plan.CollectiveBlock{
 		Strategies: f.strategies, NP: f.nps, Collectives: f.colls, DTypes: f.dtypes, Ops: f.ops,
-		InPlace: f.inplace, Links: f.links, Root: f.root, Transports: f.transports, Devices: f.devices,
+		InPlace: f.inplace, Links: f.links, Root: f.root, Transports: f.transports, Devices: f.devices, Hosts: f.hosts,
 	}
 	for _, tr := range f.transports {
 		if err := transport.CheckTransport(tr); err != nil {
@@ -370,6 +375,21 @@ func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
 		b.Options[k] = v
 	}
 	return &plan.Plan{Name: "flags", Collectives: []plan.CollectiveBlock{b}}, nil
+}
+
+// checkSimulatedHosts refuses a plan with host layouts under a launcher
+// other than the local one, which alone lays ranks out on simulated hosts
+// (as run --hosts).
+func checkSimulatedHosts(exp *plan.Expanded, launcher string) error {
+	if launcher == "local" {
+		return nil
+	}
+	for _, g := range exp.Groups {
+		if g.Spec != nil && g.Spec.Hosts != "" {
+			return fmt.Errorf("hosts %s: only the local launcher simulates hosts (under %s, set %s per rank)", g.Spec.Hosts, launcher, transport.EnvHostID)
+		}
+	}
+	return nil
 }
 
 func exists(path string) bool {

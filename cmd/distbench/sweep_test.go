@@ -199,6 +199,10 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "NaN"}, "--stepfactor NaN: want a finite number greater than 1"},
 		{[]string{"--strategy", "ring", "-b", "4", "-e", "1G", "-f", "1.0000001"}, "more than 4096 sizes from 4 to 1073741824 bytes"},
 		{[]string{"--strategy", "ps", "--np", "1", "--opt", "placement=dedicated", "--opt", "servers=520"}, "np 1 and 520 dedicated servers: 521 processes, but at most 512"},
+		{[]string{"--strategy", "ring", "--np", "2", "--hosts", "2x2"}, `hosts "2x2" lays out 4 ranks, but np is [2]`},
+		{[]string{"--strategy", "ring", "--np", "2,4", "--hosts", "2x2"}, `np 2 has no hosts layout (add "" to hosts`},
+		{[]string{"--strategy", "ring", "--np", "4", "--hosts", "2y2"}, `hosts "2y2": want HOSTSxRANKS (2x2) or the ranks of each host (3,1)`},
+		{[]string{"--strategy", "ring", "--np", "4", "--hosts", "2x2", "--launcher", "env"}, "hosts 2x2: only the local launcher simulates hosts"},
 	}
 	for _, tt := range tests {
 		code, out, errs := cli(t, append([]string{"sweep", "--dry-run"}, tt.args...)...)
@@ -229,5 +233,51 @@ func TestReportBadInput(t *testing.T) {
 		if code, _, errs := cli(t, args...); code != 2 || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
 		}
+	}
+}
+
+// TestSweepHosts: --hosts lays each launch's ranks out on simulated hosts,
+// as run --hosts: each layout is a launch at the np it lays out (” is
+// none), and every record and point id says which.
+func TestSweepHosts(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		layouts []string // the launches' layouts, in order; "" none
+	}{
+		{"one layout", []string{"--np", "4", "--hosts", "2x2"}, []string{"2x2"}},
+		{"layouts and none", []string{"--np", "2,4", "--hosts", "", "--hosts", "2x2", "--hosts", "3,1"}, []string{"", "", "2x2", "3,1"}},
+		{"none given", []string{"--np", "4"}, []string{""}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"sweep", "--out", dir, "--no-report", "--strategy", "ring", "--opt", "algo=hier", "--transport", "auto",
+				"--sizes", "4KiB", "--iters", "2", "--warmup", "1"}, tc.args...)
+			code, out, errs := cli(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			run, err := results.ReadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range run.Records {
+				if r.Kind != results.KindCollective {
+					continue
+				}
+				got = append(got, r.Hosts)
+				if want := "/hosts=" + r.Hosts; r.Hosts != "" && !strings.Contains(r.Point, want) {
+					t.Errorf("point %s lacks %s", r.Point, want)
+				}
+				if r.Wrong != 0 || r.Error != "" {
+					t.Errorf("point %s: %d wrong, error %q", r.Point, r.Wrong, r.Error)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.layouts, "|") {
+				t.Errorf("records' hosts %q, want %q", got, tc.layouts)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
+	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/nn"
@@ -29,6 +30,7 @@ func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 		timeout  time.Duration
 		opts     []string
 		link     string
+		trans    string
 		launcher string
 		engArgs  []string
 	)
@@ -59,6 +61,9 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			if _, err := collective.Lookup(strategy); err != nil {
 				return usageError{err}
 			}
+			if err := transport.CheckTransport(trans); err != nil {
+				return usagef("--transport: %v", err)
+			}
 			if launcher == "env" {
 				// The engine's world size, less a parameter server's
 				// dedicated servers (its last ranks); --np, if given, must
@@ -88,7 +93,7 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			if err := checkData(cfg.Dataset, cfg.DataDir); err != nil {
 				return usageError{err}
 			}
-			spec := &job.Spec{Strategy: strategy, NP: np, Timeout: timeout, Iters: 1, Link: link, Train: &cfg}
+			spec := &job.Spec{Strategy: strategy, NP: np, Timeout: timeout, Iters: 1, Link: link, Transport: job.CanonicalTransport(trans), Train: &cfg}
 			var err error
 			if spec.Options, err = parseOpts(opts); err != nil {
 				return usageError{err}
@@ -140,8 +145,8 @@ Every step and epoch record carries the rate it trained at (lr).`,
 			if cfg.LRWarmup > 0 {
 				sched += fmt.Sprintf(" after a %d-epoch warm-up", cfg.LRWarmup)
 			}
-			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, global batch %d, lr %g%s, momentum %g\n",
-				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, cfg.Batch, cfg.LR, sched, cfg.Momentum)
+			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, transport %s, global batch %d, lr %g%s, momentum %g\n",
+				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, spec.TransportName(), cfg.Batch, cfg.LR, sched, cfg.Momentum)
 			emit := func(r *results.Record) error {
 				if r.Kind == results.KindTrainEpoch {
 					fmt.Fprintf(stdout, "epoch %d: step %d, lr %.4g, loss %.4f, test loss %.4f, test accuracy %.2f%%, %.0f images/s, %.0fs\n",
@@ -190,6 +195,7 @@ Every step and epoch record carries the rate it trained at (lr).`,
 	fl.DurationVar(&timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.StringArrayVar(&opts, "opt", nil, "strategy option key=value (repeatable)")
 	fl.Var(newLinkValue(&link), "link", linkUsage)
+	fl.StringVar(&trans, "transport", transport.TransportTCP, transportUsage)
 	return cmd
 }
 

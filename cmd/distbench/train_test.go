@@ -27,6 +27,7 @@ func TestTrainBadInput(t *testing.T) {
 		{"milestones", []string{"--lr-schedule", "multistep:60,30:0.1"}, "milestone 30 after 60: milestones must be strictly increasing (accepted: "},
 		{"cosine minimum", []string{"--lr", "0.1", "--lr-schedule", "cosine:0.2"}, `MIN "0.2" must be a rate in [0, 0.1), below the base rate (accepted: `},
 		{"warm-up", []string{"--lr-warmup", "-2"}, "lr warm-up of -2 epochs: must not be negative"},
+		{"transport", []string{"--transport", "udp"}, `--transport: unknown transport "udp" (accepted: auto, tcp, shm)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

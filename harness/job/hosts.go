@@ -12,6 +12,39 @@ import (
 // Ranks are numbered host after host. It returns each rank's host index,
 // and an error unless the layout accounts for exactly np ranks.
 func HostsOf(layout string, np int) ([]int, error) {
+	sizes, err := layoutSizes(layout)
+	if err != nil {
+		return nil, err
+	}
+	var hostOf []int
+	for h, k := range sizes {
+		for range k {
+			hostOf = append(hostOf, h)
+		}
+	}
+	if len(hostOf) != np {
+		return nil, fmt.Errorf("hosts %q lays out %d ranks, but np is %d", layout, len(hostOf), np)
+	}
+	return hostOf, nil
+}
+
+// LayoutRanks is the number of ranks a layout lays out (4 for "2x2" and
+// "3,1"), so that a plan can give each world size its layouts.
+func LayoutRanks(layout string) (int, error) {
+	sizes, err := layoutSizes(layout)
+	n := 0
+	for _, k := range sizes {
+		n += k
+	}
+	return n, err
+}
+
+// maxLayout bounds each number of a HOSTSxRANKS layout, so that a typo
+// cannot make a layout of billions of ranks.
+const maxLayout = 1 << 16
+
+// layoutSizes is each host's number of ranks in a layout.
+func layoutSizes(layout string) ([]int, error) {
 	var sizes []int
 	bad := func() ([]int, error) {
 		return nil, fmt.Errorf("hosts %q: want HOSTSxRANKS (2x2) or the ranks of each host (3,1)", layout)
@@ -19,7 +52,7 @@ func HostsOf(layout string, np int) ([]int, error) {
 	if h, k, ok := strings.Cut(layout, "x"); ok {
 		hosts, err1 := strconv.Atoi(h)
 		per, err2 := strconv.Atoi(k)
-		if err1 != nil || err2 != nil || hosts < 1 || per < 1 {
+		if err1 != nil || err2 != nil || hosts < 1 || per < 1 || hosts > maxLayout || per > maxLayout {
 			return bad()
 		}
 		for range hosts {
@@ -34,14 +67,5 @@ func HostsOf(layout string, np int) ([]int, error) {
 			sizes = append(sizes, k)
 		}
 	}
-	var hostOf []int
-	for h, k := range sizes {
-		for range k {
-			hostOf = append(hostOf, h)
-		}
-	}
-	if len(hostOf) != np {
-		return nil, fmt.Errorf("hosts %q lays out %d ranks, but np is %d", layout, len(hostOf), np)
-	}
-	return hostOf, nil
+	return sizes, nil
 }

@@ -205,6 +205,41 @@ func launchesOf(links, transports, devices []string) []launch {
 	return out
 }
 
+// checkHosts validates a block's host layouts and gives each of its world
+// sizes the layouts that lay out that many ranks ("" for none).
+func checkHosts(layouts []string, nps []int, where string) (map[int][]string, error) {
+	if len(layouts) == 0 {
+		layouts = []string{""}
+	}
+	by := map[int][]string{}
+	for _, l := range layouts {
+		if l == "" {
+			for _, np := range nps {
+				if !slices.Contains(by[np], "") {
+					by[np] = append(by[np], "")
+				}
+			}
+			continue
+		}
+		n, err := job.LayoutRanks(l)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if !slices.Contains(nps, n) {
+			return nil, fmt.Errorf("%s: hosts %q lays out %d ranks, but np is %v", where, l, n, nps)
+		}
+		if !slices.Contains(by[n], l) {
+			by[n] = append(by[n], l)
+		}
+	}
+	for _, np := range nps {
+		if len(by[np]) == 0 {
+			return nil, fmt.Errorf(`%s: np %d has no hosts layout (add "" to hosts to measure it without simulated hosts)`, where, np)
+		}
+	}
+	return by, nil
+}
+
 // checkTransports validates a block's transports, in the form a Spec
 // holds them (job.CanonicalTransport); none is TCP.
 func checkTransports(names []string, where string) ([]string, error) {
@@ -234,8 +269,9 @@ func checkOptions(strategy string, opts map[string]string, where string) error {
 }
 
 // group returns the launch for a key, creating it.
-func (x *expander) group(strategy string, np int, link, tr, device string, opts map[string]string, iters, warmup int, skip string) *Group {
-	key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%v\x00%d\x00%d", strategy, np, link, tr, device, opts, iters, warmup)
+func (x *expander) group(strategy string, np int, l launch, hosts string, opts map[string]string, iters, warmup int, skip string) *Group {
+	link, tr, device := l.link, l.transport, l.device
+	key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%s\x00%v\x00%d\x00%d", strategy, np, link, tr, device, hosts, opts, iters, warmup)
 	if g, ok := x.specs[key]; ok {
 		return g
 	}
@@ -243,7 +279,7 @@ func (x *expander) group(strategy string, np int, link, tr, device string, opts 
 		opts = nil
 	}
 	g := &Group{Skip: skip, Spec: &job.Spec{
-		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Transport: tr, Device: device, Timeout: x.plan.Timeout,
+		Strategy: strategy, NP: np, Options: maps.Clone(opts), Link: link, Transport: tr, Device: device, Hosts: hosts, Timeout: x.plan.Timeout,
 		Iters: iters, Warmup: warmup, Check: *x.plan.Check, KeepSamples: true, TimeBudget: x.plan.TimeBudget,
 	}}
 	x.specs[key] = g
@@ -274,6 +310,9 @@ func (x *expander) add(g *Group, p job.Point, about string) {
 	}
 	if s.Transport != "" {
 		desc += " mesh=" + s.Transport
+	}
+	if s.Hosts != "" {
+		desc += " hosts=" + s.Hosts
 	}
 	if s.OnDevice() {
 		desc += " device=" + s.Device
@@ -365,6 +404,10 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 	if err != nil {
 		return err
 	}
+	hosts, err := checkHosts(b.Hosts, b.NP, where)
+	if err != nil {
+		return err
+	}
 	iters, warmup := x.plan.Iters, *x.plan.Warmup
 	if b.Iters != 0 {
 		iters = b.Iters
@@ -397,16 +440,18 @@ func (x *expander) collectives(b *CollectiveBlock, where string) error {
 						continue
 					}
 				}
-				g := x.group(st, np, l.link, l.transport, l.device, b.Options, iters, warmup, skip)
-				for _, c := range b.Collectives {
-					for _, dt := range dts {
-						for _, op := range ops {
-							if t, _ := job.TraitsOf(c); !t.Reduces && op != ops[0] {
-								continue // one point, whatever the op
-							}
-							for _, s := range sizes {
-								for _, in := range modes {
-									x.add(g, job.Point{Collective: c, Bytes: s, DType: dt.String(), Op: op, Root: b.Root, InPlace: in}, b.about)
+				for _, h := range hosts[np] {
+					g := x.group(st, np, l, h, b.Options, iters, warmup, skip)
+					for _, c := range b.Collectives {
+						for _, dt := range dts {
+							for _, op := range ops {
+								if t, _ := job.TraitsOf(c); !t.Reduces && op != ops[0] {
+									continue // one point, whatever the op
+								}
+								for _, s := range sizes {
+									for _, in := range modes {
+										x.add(g, job.Point{Collective: c, Bytes: s, DType: dt.String(), Op: op, Root: b.Root, InPlace: in}, b.about)
+									}
 								}
 							}
 						}

@@ -95,6 +95,9 @@ func (g *Group) Name() string {
 		if g.Spec.Transport != "" {
 			s += " mesh=" + g.Spec.Transport
 		}
+		if g.Spec.Hosts != "" {
+			s += " hosts=" + g.Spec.Hosts
+		}
 		if g.Spec.OnDevice() {
 			s += " device=" + g.Spec.Device
 		}

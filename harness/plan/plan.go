@@ -111,12 +111,17 @@ type CollectiveBlock struct {
 	Links       []string `yaml:"links,omitempty"`   // "" is unshaped; default [""]
 	// Transports: what carries same-host pairs, one launch each: tcp,
 	// auto (shared memory within a host, TCP across) or shm; default [tcp].
-	Transports []string          `yaml:"transports,omitempty"`
-	Devices    []string          `yaml:"devices,omitempty"` // where buffers live: cpu, cuda; default [cpu]
-	Options    map[string]string `yaml:"options,omitempty"` // strategy options
-	Root       int               `yaml:"root,omitempty"`
-	Iters      int               `yaml:"iters,omitempty" zero:"the plan's iters"`
-	Warmup     *int              `yaml:"warmup,omitempty"`
+	Transports []string `yaml:"transports,omitempty"`
+	Devices    []string `yaml:"devices,omitempty"` // where buffers live: cpu, cuda; default [cpu]
+	// Hosts lays a local launch's ranks out on simulated hosts, as `run
+	// --hosts`: each layout ("2x2", "3,1") is a launch of its own at the
+	// world size it lays out, and "" is none. Every np must have a layout
+	// ("" included); default [""].
+	Hosts   []string          `yaml:"hosts,omitempty"`
+	Options map[string]string `yaml:"options,omitempty"` // strategy options
+	Root    int               `yaml:"root,omitempty"`
+	Iters   int               `yaml:"iters,omitempty" zero:"the plan's iters"`
+	Warmup  *int              `yaml:"warmup,omitempty"`
 
 	about string // what the points replay, for progress lines and Record.Workload
 }

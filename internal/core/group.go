@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
@@ -39,27 +40,23 @@ type shared struct {
 	tr       driver.Transport
 	factory  Factory
 
-	mu      sync.Mutex
-	failure error // the first failure; every later operation reports it
+	// failure is the first failure; every later operation reports it.
+	// Atomic: every operation reads it.
+	failure atomic.Pointer[error]
 	pinned  pinnedPool
 }
 
 func (s *shared) fail(err error) {
-	s.mu.Lock()
-	first := s.failure == nil
-	if first {
-		s.failure = err
-	}
-	s.mu.Unlock()
-	if first && s.tr != nil {
+	if s.failure.CompareAndSwap(nil, &err) && s.tr != nil {
 		s.tr.Abort(err)
 	}
 }
 
 func (s *shared) failed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failure
+	if e := s.failure.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // Group is a communicator over some ranks of the job; it implements
@@ -193,9 +190,15 @@ func (g *Group) execute(ctx context.Context, op string, seq uint64, fn func(c *C
 	if err := g.shared.failed(); err != nil {
 		return g.opErr(op, seq, fmt.Errorf("communicator failed earlier: %w", err))
 	}
-	cctx, cancel := context.WithTimeout(ctx, g.shared.cfg.OpTimeout())
-	defer cancel()
-	err := fn(&Call{ctx: cctx, g: g, seq: seq, op: op})
+	// The Call and its context in one allocation.
+	o := &struct {
+		ctx  opCtx
+		call Call
+	}{}
+	o.ctx.init(ctx, g.shared.cfg.OpTimeout())
+	defer o.ctx.end()
+	o.call = Call{ctx: &o.ctx, g: g, seq: seq, op: op}
+	err := fn(&o.call)
 	if err != nil {
 		err = g.opErr(op, seq, err)
 		g.shared.fail(err)

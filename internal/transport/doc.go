@@ -107,7 +107,12 @@
 // through it). One reader goroutine per peer matches frames to receives
 // through the same Mailbox as TCP's readers: into a posted receive's
 // buffer, reduced straight out of the ring for PostRecvReduce, or into the
-// unexpected queue. Waiters poll without system calls while
+// unexpected queue. A receiver that waits for a message from a peer over
+// shared memory takes whole frames out of the ring itself while it spins,
+// sharing the consumer end with the reader through a flag, so that a small
+// message reaches it with no hand-off between goroutines (the hand-off
+// was half of a 4 KiB allreduce; docs/shm.md). Waiters poll without
+// system calls while
 // TCPOptions.Spin allows (the launcher sets it only when every process has
 // a core), then park on a futex on the counter they wait for; the other
 // end wakes them only when a flag says one is parked. A single-copy path,

@@ -28,6 +28,10 @@ type Mailbox struct {
 	// the message path takes no lock for it).
 	stall   stall
 	filling atomic.Pointer[Pending]
+
+	// shm, when the source is a peer over shared memory, lets Wait take
+	// the message out of the ring itself (shmLink.waitInline).
+	shm atomic.Pointer[shmLink]
 }
 
 // stall is a receive that timed out.
@@ -47,9 +51,12 @@ func NewMailbox(describe string) *Mailbox {
 }
 
 // Pending is a posted receive claimed by a reader, which fills Buf (through
-// Absorb when Reduces) and then calls Complete.
+// Absorb when Reduces) and then calls Complete. It is also the
+// driver.Posted that PostRecv returns (one allocation per receive, not
+// two).
 type Pending struct {
 	Buf []byte
+	box *Mailbox
 	tag uint64
 	// red, when its Into is set, reduces the message into Buf (Buf = Buf
 	// op message) instead of copying it (Buf = message).
@@ -61,8 +68,13 @@ type Pending struct {
 	// because a query reads it under the mailbox lock, which Wait does not
 	// hold; 32 bits, to keep Pending small.
 	blocked atomic.Uint32
-	done    chan struct{}
-	err     error
+	// complete is set once err is final. done is made only for a wait
+	// that blocks (doneChan): a receive whose message is in by the time
+	// it is waited for, the usual case of a receiver that spins, costs no
+	// channel.
+	complete atomic.Bool
+	done     atomic.Pointer[chan struct{}]
+	err      error
 }
 
 // Elem is the size of the elements a reducing receive reduces: a reader
@@ -85,10 +97,48 @@ func (p *Pending) Absorb(off int, data []byte) {
 	}
 }
 
+var _ driver.Posted = (*Pending)(nil)
+
+// Wait is Mailbox.Wait of the receive, for driver.Posted.
+func (p *Pending) Wait(ctx context.Context) error { return p.box.Wait(ctx, p) }
+
+// Done marks the receive as blocked on, as Wait does on its slow path, for
+// wait queries: its caller asks for it when it is about to block.
+func (p *Pending) Done() <-chan struct{} {
+	if !p.isDone() && p.blocked.Load() == 0 {
+		p.blocked.Store(stamp(time.Now()))
+	}
+	return p.doneChan()
+}
+
+// isDone reports whether the receive has completed.
+func (p *Pending) isDone() bool { return p.complete.Load() }
+
+// doneChan returns a channel closed once the receive completes, making it
+// on first use. Complete swaps in closedChan: whichever of the two comes
+// second sees the other's.
+func (p *Pending) doneChan() <-chan struct{} {
+	if d := p.done.Load(); d != nil {
+		return *d
+	}
+	ch := make(chan struct{})
+	if p.done.CompareAndSwap(nil, &ch) {
+		return ch
+	}
+	return *p.done.Load()
+}
+
+// closedChan is the done channel of a receive that completed before
+// anyone waited on a channel.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
 // Complete finishes a claimed receive with err (nil on success).
 func (p *Pending) Complete(err error) {
 	p.err = err
-	close(p.done)
+	p.complete.Store(true)
+	if d := p.done.Swap(&closedChan); d != nil && d != &closedChan {
+		close(*d)
+	}
 }
 
 // Claim is called by a reader that has read the header of a size-byte
@@ -163,7 +213,7 @@ func (m *Mailbox) Recv(ctx context.Context, tag uint64, buf []byte) error {
 // filled in place by the reader, so a pipeline that posts several ahead
 // avoids the copy out of the unexpected queue.
 func (m *Mailbox) Post(tag uint64, buf []byte) *Pending {
-	return m.post(&Pending{Buf: buf, tag: tag, done: make(chan struct{})})
+	return m.post(&Pending{Buf: buf, tag: tag})
 }
 
 // PostReduce is Post for a receive that reduces the message into buf with
@@ -173,10 +223,11 @@ func (m *Mailbox) PostReduce(tag uint64, buf []byte, red driver.Reduction) *Pend
 	if red.Elem <= 0 || red.Into == nil || len(buf)%red.Elem != 0 {
 		panic(fmt.Sprintf("transport: PostReduce of %d bytes, not whole %d-byte elements", len(buf), red.Elem))
 	}
-	return m.post(&Pending{Buf: buf, tag: tag, red: red, done: make(chan struct{})})
+	return m.post(&Pending{Buf: buf, tag: tag, red: red})
 }
 
 func (m *Mailbox) post(p *Pending) *Pending {
+	p.box = m
 	tag := p.tag
 	m.mu.Lock()
 	if q := m.unexpected[tag]; len(q) > 0 && len(m.posted[tag]) == 0 {
@@ -207,15 +258,16 @@ func (m *Mailbox) post(p *Pending) *Pending {
 // the reader (which has its own deadline), so that buf is never written
 // after Wait returns and no message is lost.
 func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
-	select {
-	case <-p.done:
+	if p.isDone() {
 		return p.err
-	default:
+	}
+	if l := m.shm.Load(); l != nil && l.waitInline(ctx, p) {
+		return p.err
 	}
 	start := time.Now()
-	p.blocked.Store(stamp(start))
+	p.blocked.CompareAndSwap(0, stamp(start))
 	select {
-	case <-p.done:
+	case <-p.doneChan():
 		return p.err
 	case <-ctx.Done():
 	}
@@ -243,7 +295,7 @@ func (m *Mailbox) Wait(ctx context.Context, p *Pending) error {
 		}
 	}
 	m.mu.Unlock()
-	<-p.done
+	<-p.doneChan()
 	return p.err
 }
 
@@ -298,12 +350,8 @@ func (m *Mailbox) blockedOn(peer int) (b blockedOn) {
 			consider(p)
 		}
 	}
-	if p := m.filling.Load(); p != nil {
-		select {
-		case <-p.done:
-		default:
-			consider(p)
-		}
+	if p := m.filling.Load(); p != nil && !p.isDone() {
+		consider(p)
 	}
 	return b
 }

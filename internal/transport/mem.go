@@ -70,27 +70,6 @@ var (
 	_ driver.Diagnoser = (*TCP)(nil)
 )
 
-// posted is a receive made by PostRecv.
-type posted struct {
-	box *Mailbox
-	p   *Pending
-}
-
-func (r posted) Wait(ctx context.Context) error { return r.box.Wait(ctx, r.p) }
-
-// Done marks the receive as blocked on, as Wait does on its slow path, for
-// wait queries: its caller asks for it when it is about to block.
-func (r posted) Done() <-chan struct{} {
-	select {
-	case <-r.p.done:
-	default:
-		if r.p.blocked.Load() == 0 {
-			r.p.blocked.Store(stamp(time.Now()))
-		}
-	}
-	return r.p.done
-}
-
 func (m *Mem) Rank() int                { return m.rank }
 func (m *Mem) Size() int                { return len(m.world.ranks) }
 func (m *Mem) PeerAddr(peer int) string { return "" }
@@ -188,7 +167,7 @@ func (m *Mem) PostRecv(peer int, tag uint64, buf []byte) (driver.Posted, error) 
 	if err := m.checkPeer(peer); err != nil {
 		return nil, err
 	}
-	return posted{m.boxes[peer], m.boxes[peer].Post(tag, buf)}, nil
+	return m.boxes[peer].Post(tag, buf), nil
 }
 
 // PostRecvReduce posts a receive that reduces the next message from peer
@@ -197,7 +176,7 @@ func (m *Mem) PostRecvReduce(peer int, tag uint64, buf []byte, red driver.Reduct
 	if err := m.checkPeer(peer); err != nil {
 		return nil, err
 	}
-	return posted{m.boxes[peer], m.boxes[peer].PostReduce(tag, buf, red)}, nil
+	return m.boxes[peer].PostReduce(tag, buf, red), nil
 }
 
 // Abort fails every peer's pending receives from this rank, naming this rank

@@ -14,6 +14,8 @@ const ShmSupported = false
 type shmLink struct{}
 
 func (l *shmLink) send(context.Context, uint64, []byte, time.Time, time.Time) error { return nil }
+func (l *shmLink) sendNow(uint64, []byte) bool                                      { return false }
 func (l *shmLink) peerGone(error)                                                   {}
+func (l *shmLink) waitInline(context.Context, *Pending) bool                        { return false }
 func (t *TCP) setupShm(context.Context) error                                       { return nil }
 func (t *TCP) stopShm(time.Time)                                                    {}

@@ -91,6 +91,7 @@ func (t *TCP) setupShm(ctx context.Context) error {
 	for _, p := range t.peers {
 		if p != nil && p.shm != nil {
 			t.wg.Add(1)
+			p.box.shm.Store(p.shm)
 			go p.shm.readLoop()
 		}
 	}

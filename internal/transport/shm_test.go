@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/kernels"
 )
 
 // leftovers lists the segments in /dev/shm that any of pids created.
@@ -258,4 +260,67 @@ func TestShmRingSizeFor(t *testing.T) {
 			t.Errorf("%d ranks on a host: rings of %d bytes, want %d", tc.k, got, tc.want)
 		}
 	}
+}
+
+// A receiver that waits on its own goroutine, taking frames out of the ring
+// itself while it spins (shmLink.waitInline), keeps every guarantee of a
+// parked one: the message lands (copied or reduced), the operation's
+// deadline ends the wait, not the spin budget, and a peer's abort or our
+// own Close ends it at once. The spin budget here is a minute, so a wait
+// that ignored any of these would fail the elapsed-time checks by far.
+func TestShmInlineWait(t *testing.T) {
+	m := newMesh(t, 2, func(rank int, o *TCPOptions) {
+		o.Transport, o.HostID, o.Spin = TransportShm, "h", time.Minute
+	})
+	const slack = 30 * time.Second // far below the spin budget
+	ctx := ctxFor(t, 2*slack)
+	t.Run("messages", func(t *testing.T) {
+		for i := range 50 { // posted before or after the message, as it happens
+			if err := m.ts[0].Send(ctx, 1, 7, pattern(4096, uint64(i))); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, 4096)
+			if err := m.ts[1].Recv(ctx, 0, 7, got); err != nil || !bytes.Equal(got, pattern(4096, uint64(i))) {
+				t.Fatalf("message %d: %v, or its bytes differ", i, err)
+			}
+		}
+		acc := collective.FromFloat32([]float32{1, 2, 3, 4})
+		r, err := m.ts[1].PostRecvReduce(0, 8, acc.Data, kernels.Reduction(collective.Float32, collective.Sum))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ts[0].Send(ctx, 1, 8, collective.FromFloat32([]float32{10, 20, 30, 40}).Data); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Wait(ctx); err != nil || !slices.Equal(acc.Float32s(), []float32{11, 22, 33, 44}) {
+			t.Fatalf("reduce receive: %v, %v", err, acc.Float32s())
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := m.ts[1].Recv(dctx, 0, 9, make([]byte, 8))
+		if !errors.Is(err, collective.ErrTimeout) || !strings.Contains(err.Error(), "rank 0") {
+			t.Errorf("got %v, want a timeout naming rank 0", err)
+		}
+		if d := time.Since(start); d > slack {
+			t.Errorf("the wait ended after %v: it spun past its deadline", d)
+		}
+	})
+	t.Run("abort", func(t *testing.T) {
+		errc := make(chan error, 1)
+		start := time.Now()
+		go func() { errc <- m.ts[1].Recv(ctx, 0, 10, make([]byte, 8)) }()
+		time.Sleep(20 * time.Millisecond)
+		m.ts[0].Abort(errors.New("out of memory"))
+		err := <-errc
+		var pe *collective.PeerError
+		if !errors.As(err, &pe) || pe.Rank != 0 || !strings.Contains(err.Error(), "out of memory") {
+			t.Errorf("got %v, want rank 0's abort", err)
+		}
+		if d := time.Since(start); d > slack {
+			t.Errorf("the wait ended %v after the abort", d)
+		}
+	})
 }

@@ -42,6 +42,7 @@ type TCP struct {
 	closed    bool
 	jobErr    error         // a peer aborted the job: every send fails with this
 	jobFailed chan struct{} // closed when jobErr is set
+	broken    atomic.Bool   // closed or jobErr is set: sendErr takes mu only then
 
 	// ready: the mesh is built, and every peer's mailbox set. Until then
 	// wait queries are answered "blocked on nothing", which is true, and

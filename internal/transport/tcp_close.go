@@ -36,6 +36,7 @@ func (t *TCP) shutdown(abortErr error) {
 	t.shutOnce.Do(func() {
 		t.mu.Lock()
 		t.closed = true
+		t.broken.Store(true)
 		t.mu.Unlock()
 		close(t.done)
 

@@ -152,6 +152,7 @@ func (t *TCP) peerAborted(p *peer, text string) {
 	t.mu.Lock()
 	if t.jobErr == nil {
 		t.jobErr = perr
+		t.broken.Store(true)
 		close(t.jobFailed)
 	}
 	t.mu.Unlock()

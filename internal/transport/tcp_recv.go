@@ -33,7 +33,7 @@ func (t *TCP) PostRecv(peer int, tag uint64, buf []byte) (driver.Posted, error) 
 	if err != nil {
 		return nil, err
 	}
-	return posted{p.box, p.box.Post(tag, buf)}, nil
+	return p.box.Post(tag, buf), nil
 }
 
 // PostRecvReduce posts a receive that reduces the next message from peer
@@ -43,7 +43,7 @@ func (t *TCP) PostRecvReduce(peer int, tag uint64, buf []byte, red driver.Reduct
 	if err != nil {
 		return nil, err
 	}
-	return posted{p.box, p.box.PostReduce(tag, buf, red)}, nil
+	return p.box.PostReduce(tag, buf, red), nil
 }
 
 // readLoop reads frames from one peer until the connection ends.

@@ -16,6 +16,9 @@ import (
 
 // sendErr is why a send to p cannot start, or nil.
 func (t *TCP) sendErr(p *peer) error {
+	if !t.broken.Load() { // the usual case, without the lock
+		return p.err()
+	}
 	t.mu.Lock()
 	closed, jobErr := t.closed, t.jobErr
 	t.mu.Unlock()
@@ -42,10 +45,10 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 	if err := t.sendErr(p); err != nil {
 		return err
 	}
-	start := time.Now()
 	if p.shm != nil {
-		return t.sendShm(ctx, p, tag, data, start)
+		return t.sendShm(ctx, p, tag, data)
 	}
+	start := time.Now()
 	if err := p.lock(ctx); err != nil {
 		return t.sendFailed(ctx, p, err, 0, start, len(data), tag)
 	}
@@ -77,7 +80,12 @@ func (t *TCP) Send(ctx context.Context, peer int, tag uint64, data []byte) error
 
 // sendShm sends to a same-host peer through shared memory, under the
 // link's own lock: the TCP connection's stays free for control frames.
-func (t *TCP) sendShm(ctx context.Context, p *peer, tag uint64, data []byte, start time.Time) error {
+func (t *TCP) sendShm(ctx context.Context, p *peer, tag uint64, data []byte) error {
+	if p.shm.sendNow(tag, data) {
+		t.wire.sent.Add(int64(len(data)))
+		return nil
+	}
+	start := time.Now()
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		// Checked by the send's waits, not a context of its own: a timer

@@ -103,6 +103,7 @@ func closeAll(ts []*TCP) {
 func (t *TCP) killForTest(rst bool) {
 	t.mu.Lock()
 	t.closed = true // its own readers stay quiet
+	t.broken.Store(true)
 	t.mu.Unlock()
 	for _, p := range t.peers {
 		if p != nil && p.conn != nil {
