@@ -3,6 +3,7 @@ package ps_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,27 +16,53 @@ import (
 )
 
 // local_agg=1 (a host's ranks reduce among themselves before the push)
-// passes the short suite with colocated servers, on hosts of two ranks and
-// on one host of three beside hosts of one.
+// passes the short suite on hosts of two ranks and on one host of three
+// beside hosts of one: with colocated servers over the mesh and over gRPC,
+// and with dedicated servers (each a host of its own, as on a cluster's
+// CPU nodes).
 func TestConformanceLocalAgg(t *testing.T) {
-	for name, host := range map[string]func(r int) string{
-		"pairs": func(r int) string { return fmt.Sprint("h", r/2) },
-		"3+1s":  func(r int) string { return fmt.Sprint("h", max(0, r-2)) },
+	layouts := []struct {
+		name string
+		host func(r int) string
+	}{
+		{"pairs", func(r int) string { return fmt.Sprint("h", r/2) }},
+		{"3+1s", func(r int) string { return fmt.Sprint("h", max(0, r-2)) }},
+	}
+	for _, servers := range []struct {
+		name string
+		opts map[string]string
+	}{
+		{"colocated", nil},
+		{"colocated/grpc", map[string]string{"transport": "grpc"}},
+		{"dedicated", map[string]string{"placement": "dedicated", "servers": "2"}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
-				hosts := make([]string, n)
-				for r := range hosts {
-					hosts[r] = host(r)
-				}
-				mem := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n), Hosts: hosts})
-				trs := make([]driver.Transport, n)
-				for r := range trs {
-					trs[r] = mem[r]
-				}
-				return colocatedWorldOver(t, newMemStore(), trs, testOptions(map[string]string{"local_agg": "1"}), time.Minute)
-			}, collectivetest.Options{WorldSizes: []int{1, 2, 3, 4, 5}, Short: true})
-		})
+		for _, layout := range layouts {
+			t.Run(servers.name+"/"+layout.name, func(t *testing.T) {
+				opts := testOptions(map[string]string{"local_agg": "1"})
+				maps.Copy(opts, servers.opts)
+				collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
+					if opts["placement"] == "dedicated" {
+						host := func(r int) string {
+							if r >= n {
+								return fmt.Sprint("server", r-n)
+							}
+							return layout.host(r)
+						}
+						return dedicatedWorldOn(t, n, host, opts, time.Minute).comms
+					}
+					hosts := make([]string, n)
+					for r := range hosts {
+						hosts[r] = layout.host(r)
+					}
+					mem := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n), Hosts: hosts})
+					trs := make([]driver.Transport, n)
+					for r := range trs {
+						trs[r] = mem[r]
+					}
+					return colocatedWorldOver(t, newMemStore(), trs, opts, time.Minute)
+				}, collectivetest.Options{WorldSizes: []int{1, 2, 3, 4, 5}, Short: true})
+			})
+		}
 	}
 }
 

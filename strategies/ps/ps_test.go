@@ -97,6 +97,13 @@ func (d *dedicated) addr(t testing.TB, i int) string {
 
 func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Duration) *dedicated {
 	t.Helper()
+	return dedicatedWorldOn(t, n, nil, opts, timeout)
+}
+
+// dedicatedWorldOn is dedicatedWorld with rank r of the mesh on host
+// hostOf(r) (workers 0..n-1, then the servers); nil for no hosts.
+func dedicatedWorldOn(t testing.TB, n int, hostOf func(r int) string, opts map[string]string, timeout time.Duration) *dedicated {
+	t.Helper()
 	opts = maps.Clone(opts)
 	if opts == nil {
 		opts = map[string]string{}
@@ -115,7 +122,14 @@ func dedicatedWorld(t testing.TB, n int, opts map[string]string, timeout time.Du
 	errs := make(chan error, k)
 	// One mesh of the workers and the servers after them, as a launcher
 	// builds it.
-	trs := transport.NewMemWorld(n+k, transport.MemOptions{MaxDelay: 20_000, Seed: 13 * uint64(n)})
+	var hosts []string
+	if hostOf != nil {
+		hosts = make([]string, n+k)
+		for r := range hosts {
+			hosts[r] = hostOf(r)
+		}
+	}
+	trs := transport.NewMemWorld(n+k, transport.MemOptions{MaxDelay: 20_000, Seed: 13 * uint64(n), Hosts: hosts})
 	for i := range k {
 		ctx, cancel := context.WithCancel(context.Background())
 		d.cancels[i] = cancel
