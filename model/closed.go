@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"math/bits"
+
+	"github.com/distbench/distbench/strategies/tree"
 )
 
 // Terms is a closed form written as coefficients of the parameters:
@@ -150,19 +152,19 @@ func dbtreeTerms(p Params, n int, S int64, chunk int) Terms {
 func treeShape(n int) (E, I, D float64) {
 	for r := range n {
 		sends, recvs := 0, 0
-		for _, nd := range dtree(n, r) {
-			if nd.parent >= 0 {
+		for _, nd := range tree.DoubleTree(n, r) {
+			if nd.Parent >= 0 {
 				sends++
 				recvs++
 			}
-			sends += len(nd.children)
-			recvs += len(nd.children)
+			sends += len(nd.Children)
+			recvs += len(nd.Children)
 		}
 		E, I = max(E, float64(sends)), max(I, float64(recvs))
 	}
 	for r := range n { // depth of tree 0 (tree 1 mirrors it)
 		d := 0
-		for x := r; x != 0; x = btree(n, x).parent {
+		for x := r; x != 0; x = tree.BinaryTree(n, x).Parent {
 			d++
 		}
 		D = max(D, float64(d))
@@ -232,7 +234,7 @@ func binomialTerms(p Params, n int, S int64) Terms {
 	var at func(r int) Terms
 	at = func(r int) Terms {
 		var best Terms
-		for i, c := range binomialNode(n, 0, r).children {
+		for i, c := range tree.Binomial(n, 0, r).Children {
 			k := float64(i + 1)
 			t := at(c)
 			t.Alpha += k

@@ -11,63 +11,9 @@ import (
 
 // Constants of strategies/tree.
 const (
-	treeDefaultChunk = 256 << 10
-	treeSlots        = 4
+	treeDefaultChunk = tree.DefaultChunk
+	treeSlots        = tree.Slots
 )
-
-type treeNode struct {
-	parent   int
-	children []int
-}
-
-// btree is strategies/tree's btree: rank r's place in the binary tree of
-// n ranks rooted at 0 whose interior nodes are odd-free.
-func btree(n, r int) treeNode {
-	if r == 0 {
-		bit := 1
-		for bit < n {
-			bit <<= 1
-		}
-		nd := treeNode{parent: -1}
-		if n > 1 {
-			nd.children = []int{bit >> 1}
-		}
-		return nd
-	}
-	bit := r & -r
-	parent := (r ^ bit) | bit<<1
-	if parent >= n {
-		parent = r ^ bit
-	}
-	nd := treeNode{parent: parent}
-	if low := bit >> 1; low > 0 {
-		nd.children = append(nd.children, r-low)
-		for low > 0 && r+low >= n {
-			low >>= 1
-		}
-		if low > 0 {
-			nd.children = append(nd.children, r+low)
-		}
-	}
-	return nd
-}
-
-// dtree is strategies/tree's dtree: rank r's places in the two trees.
-func dtree(n, r int) [2]treeNode {
-	t1, mapRank := btree(n, (r-1+n)%n), func(x int) int { return (x + 1) % n }
-	if n%2 == 0 {
-		t1, mapRank = btree(n, n-1-r), func(x int) int { return n - 1 - x }
-	}
-	if t1.parent >= 0 {
-		t1.parent = mapRank(t1.parent)
-	}
-	children := make([]int, len(t1.children))
-	for i, c := range t1.children {
-		children[i] = mapRank(c)
-	}
-	t1.children = children
-	return [2]treeNode{btree(n, r), t1}
-}
 
 // DoubleTree is the double binary tree allreduce (algo=dbtree): each half
 // of the buffer reduced up one tree and broadcast down it, pipelined in
@@ -81,7 +27,7 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 	window := 2*bits.Len(uint(n)) + treeSlots
 	p := newRanks(n)
 	for r := range n {
-		trees := dtree(n, r)
+		trees := tree.DoubleTree(n, r)
 		for i, nd := range trees {
 			lo, hi := block(count, 2, i)
 			size := (hi - lo) * es
@@ -92,11 +38,11 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 			}
 			ready := make([]Dep, nk)
 			has := make([]bool, nk)
-			if n > 1 && len(nd.children) > 0 {
+			if n > 1 && len(nd.Children) > 0 {
 				for k := range nk {
-					ready[k], has[k] = recvDep(nd.children[0], i, k), true
+					ready[k], has[k] = recvDep(nd.Children[0], i, k), true
 				}
-				for _, child := range nd.children[1:] {
+				for _, child := range nd.Children[1:] {
 					for k := range nk {
 						_, b := rng(k)
 						o := Op{Kind: Compute, Bytes: b, Slot: p.slot(r)}
@@ -107,25 +53,25 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 					}
 				}
 			}
-			if nd.parent >= 0 {
+			if nd.Parent >= 0 {
 				for k := range nk {
 					at, b := rng(k)
-					o := Op{Peer: int32(nd.parent), Ch: uint8(i), Bytes: b, Lo: at, Reduce: true}
+					o := Op{Peer: int32(nd.Parent), Ch: uint8(i), Bytes: b, Lo: at, Reduce: true}
 					if has[k] {
 						o.after(ready[k])
 					}
 					if k >= window {
-						o.after(recvDep(nd.parent, i, k-window))
+						o.after(recvDep(nd.Parent, i, k-window))
 					}
 					p.send(r, o)
 				}
 			}
-			for _, child := range nd.children {
+			for _, child := range nd.Children {
 				for k := range nk {
 					at, b := rng(k)
 					o := Op{Peer: int32(child), Ch: uint8(i), Bytes: b, Lo: at}
-					if nd.parent >= 0 {
-						o.after(recvDep(nd.parent, i, k))
+					if nd.Parent >= 0 {
+						o.after(recvDep(nd.Parent, i, k))
 					} else if has[k] {
 						o.after(ready[k])
 					}
@@ -143,8 +89,8 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 			if o.Kind != Send || !o.Reduce {
 				continue
 			}
-			par := dtree(n, int(o.Peer))[o.Ch]
-			o.Reduce = par.children[0] == r
+			par := tree.DoubleTree(n, int(o.Peer))[o.Ch]
+			o.Reduce = par.Children[0] == r
 		}
 	}
 	return p
@@ -218,30 +164,6 @@ func TreeAllReduce(n int, bytes int64, es, chunk int) Program {
 	return DoubleTree(n, bytes, es, chunk)
 }
 
-// binomialNode is strategies/tree's binomial: rank r's place in the
-// binomial tree of n ranks rooted at root.
-func binomialNode(n, root, r int) treeNode {
-	v := mod(r-root, n)
-	nd := treeNode{parent: -1}
-	bit := 1
-	if v != 0 {
-		bit = v & -v
-	} else {
-		for bit < n {
-			bit <<= 1
-		}
-	}
-	if v != 0 {
-		nd.parent = (v - bit + root) % n
-	}
-	for m := bit >> 1; m > 0; m >>= 1 {
-		if v+m < n {
-			nd.children = append(nd.children, (v+m+root)%n)
-		}
-	}
-	return nd
-}
-
 // BinomialBroadcast is the tree's broadcast: down a binomial tree from
 // root, pipelined in chunks, each rank forwarding each chunk to its
 // children (the largest subtree first) as it arrives.
@@ -253,12 +175,12 @@ func BinomialBroadcast(n int, bytes int64, es, chunk, root int) Program {
 	nk := int((bytes + c - 1) / c)
 	p := newRanks(n)
 	for r := range n {
-		nd := binomialNode(n, root, r)
-		for _, child := range nd.children {
+		nd := tree.Binomial(n, root, r)
+		for _, child := range nd.Children {
 			for k := range nk {
 				o := Op{Peer: int32(child), Bytes: min(c, bytes-int64(k)*c), Lo: int64(k) * c}
-				if nd.parent >= 0 {
-					o.after(recvDep(nd.parent, 0, k))
+				if nd.Parent >= 0 {
+					o.after(recvDep(nd.Parent, 0, k))
 				}
 				p.send(r, o)
 			}
