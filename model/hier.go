@@ -3,6 +3,8 @@ package model
 import (
 	"slices"
 	"strconv"
+
+	"github.com/distbench/distbench/internal/core"
 )
 
 // The hierarchical allreduce (ring and tree algo=hier), built by the rules
@@ -72,7 +74,7 @@ func hierWith(hosts []int, bytes int64, es, chunk, extra int, laned bool, across
 	}
 	owner := func(h, s int) int { // internal/core Hierarchy.owner
 		for j := range hosts[h] {
-			if _, hi := block(k, hosts[h], j); s < hi {
+			if _, hi := core.Block(k, hosts[h], j); s < hi {
 				return first[h] + j
 			}
 		}
@@ -97,7 +99,7 @@ func hierWith(hosts []int, bytes int64, es, chunk, extra int, laned bool, across
 	reduceDone, gatherDone := none(), none()
 	laneDone := [hierLanes][]int32{none(), none()}
 	for i := range ns {
-		lo, hi := block(count, ns, i)
+		lo, hi := core.Block(count, ns, i)
 		off, cnt := int64(lo*es), hi-lo
 		// Reduce-scatter within each host, after the slice before.
 		for h := range hosts {
@@ -120,8 +122,8 @@ func hierWith(hosts []int, bytes int64, es, chunk, extra int, laned bool, across
 			for e < k && slices.Equal(owners(e), ms) {
 				e++
 			}
-			b0, _ := block(cnt, k, s)
-			b1, _ := block(cnt, k, e)
+			b0, _ := core.Block(cnt, k, s)
+			b1, _ := core.Block(cnt, k, e)
 			if b1 > b0 {
 				prog, rs := across(ms, i*k+s, off+int64(b0*es), int64((b1-b0)*es))
 				start := make([]int32, len(rs))
@@ -176,9 +178,9 @@ func pick(s []int32, ranks []int) []int32 {
 func hierWithin(kh, K, count, es, chunk int, reduce bool) Program {
 	p := newRanks(kh)
 	region := func(j int) (int, int) {
-		s0, s1 := block(K, kh, j)
-		lo, _ := block(count, K, s0)
-		hi, _ := block(count, K, s1)
+		s0, s1 := core.Block(K, kh, j)
+		lo, _ := core.Block(count, K, s0)
+		hi, _ := core.Block(count, K, s1)
 		return lo * es, hi * es
 	}
 	for j := range kh {
@@ -222,7 +224,7 @@ func (b *hierBuilder) sub(prog Program, members []int, lane uint8, off int64, st
 	m := prog.Size()
 	global := func(i int, o *Op, p int32) int {
 		if o.Rel {
-			return members[mod(i+int(p), m)]
+			return members[core.Mod(i+int(p), m)]
 		}
 		return members[p]
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/distbench/distbench/internal/core"
 )
 
 // lockstep replays prog in collectivetest.ScheduleWorld's synchronous
@@ -44,7 +46,7 @@ func lockstep(prog Program, es int) string {
 	total, order := 0, 0
 	peer := func(r int, o *Op, p int32) int {
 		if o.Rel {
-			return mod(r+int(p), n)
+			return core.Mod(r+int(p), n)
 		}
 		return int(p)
 	}

@@ -103,19 +103,6 @@ func (p *ranks) slot(r int) int32 {
 	return int32(p.slots[r] - 1)
 }
 
-// block is internal/core.Block: the i-th of n near-equal ranges of count.
-func block(count, n, i int) (lo, hi int) {
-	q, r := count/n, count%n
-	lo = i*q + min(i, r)
-	hi = lo + q
-	if i < r {
-		hi++
-	}
-	return lo, hi
-}
-
 // chunkBytes is internal/core.ChunkBytes: chunk rounded down to whole
 // elements of es bytes, at least one.
 func chunkBytes(chunk, es int) int { return max(es, chunk/es*es) }
-
-func mod(a, n int) int { return ((a % n) + n) % n }

@@ -1,6 +1,10 @@
 package model
 
-import "cmp"
+import (
+	"cmp"
+
+	"github.com/distbench/distbench/internal/core"
+)
 
 // The parameter server's allreduce, as strategies/ps runs it over the
 // mesh (docs/ps.md): every worker pushes its piece of each shard to the
@@ -38,7 +42,7 @@ func psLayout(count, es, k, rotate, partition int) []psShard {
 	m := min(k, count, max(1, (bytes+partition-1)/partition))
 	out := make([]psShard, m)
 	for i := range m {
-		lo, hi := block(count, m, i)
+		lo, hi := core.Block(count, m, i)
 		out[i] = psShard{server: (rotate + i) % k, lo: lo * es, hi: hi * es}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/strategies/ring"
 )
 
@@ -62,7 +63,7 @@ func RingRSAG(n int, bytes int64, es, chunk int) Program {
 	segs := make([][2]int, n)
 	largest, equal := 0, true
 	for i := range n {
-		lo, hi := block(count, n, i)
+		lo, hi := core.Block(count, n, i)
 		segs[i] = [2]int{lo * es, hi * es}
 		largest = max(largest, (hi-lo)*es)
 		equal = equal && hi-lo == segs[0][1]/es-segs[0][0]/es
@@ -75,8 +76,8 @@ func RingRSAG(n int, bytes int64, es, chunk int) Program {
 	}
 	steps := 2 * (n - 1)
 	build := func(r int, rel bool) []Op {
-		sendSeg := func(g int) int { return mod(r-g, n) }
-		recvSeg := func(g int) int { return mod(r-g-1, n) }
+		sendSeg := func(g int) int { return core.Mod(r-g, n) }
+		recvSeg := func(g int) int { return core.Mod(r-g-1, n) }
 		recvOrder := ringOrder(steps, func(g int) int { return nchunks(recvSeg(g)) }, lag)
 		sendOrder := ringOrder(steps, func(g int) int { return nchunks(sendSeg(g)) }, lag)
 		seq := make([][]int32, steps) // seq[g][ch]: the receive's number
@@ -86,7 +87,7 @@ func RingRSAG(n int, bytes int64, es, chunk int) Program {
 		for i, it := range recvOrder {
 			seq[it.g][it.ch] = int32(i)
 		}
-		right, left := int32(mod(r+1, n)), mod(r-1, n)
+		right, left := int32(core.Mod(r+1, n)), core.Mod(r-1, n)
 		if rel {
 			right, left = 1, -1
 		}
@@ -122,7 +123,7 @@ type ringProgram struct {
 
 func (p *ringProgram) Size() int         { return p.n }
 func (p *ringProgram) Ops(int) []Op      { return p.ops }
-func (p *ringProgram) Peers(r int) []int { return []int{mod(r+1, p.n)} }
+func (p *ringProgram) Peers(r int) []int { return []int{core.Mod(r+1, p.n)} }
 func (p *ringProgram) Slots(int) int     { return 0 }
 
 // RingWhole is the whole-buffer ring allreduce (algo=whole): n−1 steps,
@@ -131,7 +132,7 @@ func (p *ringProgram) Slots(int) int     { return 0 }
 func RingWhole(n int, bytes int64) Program {
 	p := newRanks(n)
 	for r := range n {
-		right, left := mod(r+1, n), mod(r-1, n)
+		right, left := core.Mod(r+1, n), core.Mod(r-1, n)
 		for g := range n - 1 {
 			o := Op{Peer: int32(right), Bytes: bytes}
 			if g > 0 {
@@ -162,15 +163,15 @@ func ChainBroadcast(n int, bytes int64, es, chunk, root int) Program {
 	c := ringChunk(chunk, int(bytes), ringDefaultChunk, es)
 	p := newRanks(n)
 	for r := range n {
-		pos := mod(r-root, n)
+		pos := core.Mod(r-root, n)
 		if pos == n-1 {
 			continue
 		}
 		k := 0
 		for lo := int64(0); lo < bytes; lo += int64(c) {
-			o := Op{Peer: int32(mod(r+1, n)), Bytes: min(int64(c), bytes-lo), Lo: lo}
+			o := Op{Peer: int32(core.Mod(r+1, n)), Bytes: min(int64(c), bytes-lo), Lo: lo}
 			if pos > 0 {
-				o.after(recvDep(mod(r-1, n), 0, k))
+				o.after(recvDep(core.Mod(r-1, n), 0, k))
 			}
 			p.send(r, o)
 			k++

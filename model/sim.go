@@ -3,6 +3,8 @@ package model
 import (
 	"container/heap"
 	"fmt"
+
+	"github.com/distbench/distbench/internal/core"
 )
 
 // Result is a simulation's outcome.
@@ -233,7 +235,7 @@ func (s *sim) result() Result {
 
 func (s *sim) peer(r int, o *Op, p int32) int {
 	if o.Rel {
-		return mod(r+int(p), s.n)
+		return core.Mod(r+int(p), s.n)
 	}
 	return int(p)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/distbench/distbench/internal/core"
 )
 
 // Parameter sets of the shapes the project sweeps: 1Gbit and 10Gbit with
@@ -170,9 +172,9 @@ func TestTurnedRingIsTheRing(t *testing.T) {
 	for r := range n {
 		for _, o := range turned.Ops(r) {
 			o.Rel = false
-			o.Peer = int32(mod(r+int(o.Peer), n))
+			o.Peer = int32(core.Mod(r+int(o.Peer), n))
 			for i := range o.Deps[:o.NDeps] {
-				o.Deps[i].Peer = int32(mod(r+int(o.Deps[i].Peer), n))
+				o.Deps[i].Peer = int32(core.Mod(r+int(o.Deps[i].Peer), n))
 			}
 			abs.send(r, o)
 		}

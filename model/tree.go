@@ -3,6 +3,7 @@ package model
 import (
 	"math/bits"
 
+	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/strategies/tree"
 )
 
@@ -29,7 +30,7 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 	for r := range n {
 		trees := tree.DoubleTree(n, r)
 		for i, nd := range trees {
-			lo, hi := block(count, 2, i)
+			lo, hi := core.Block(count, 2, i)
 			size := (hi - lo) * es
 			base := int64(lo * es)
 			nk := (size + c - 1) / c
