@@ -12,11 +12,11 @@ import (
 // pipeline.go, whole.go, broadcast.go); schedule_test.go checks them message
 // for message against the real code's recorded schedules.
 
-// Constants of strategies/ring: its chunking and its algo=auto switch.
+// Constants of strategies/ring: its chunking.
 const (
-	ringDefaultChunk = 1 << 20
-	ringMinAutoChunk = 64 << 10
-	ringLagOneChunk  = 256 << 10
+	ringDefaultChunk = ring.DefaultChunk
+	ringMinAutoChunk = ring.MinAutoChunk
+	ringLagOneChunk  = ring.LagOneChunk
 )
 
 // ringAutoWhole reports whether strategies/ring's algo=auto passes bytes

@@ -110,14 +110,15 @@ type item struct{ g, ch int }
 // keeps one more chunk in flight. Chosen by running `distbench run --inplace
 // in` with lags 1, 2 and 3 (docs/tuning.md, ring-wave-lag).
 func (p *pass) waveLag() int {
-	if p.chunk >= lagOneChunk {
+	if p.chunk >= LagOneChunk {
 		return 1
 	}
 	return 2
 }
 
-// lagOneChunk is the smallest chunk that a pass forwards with a lag of 1.
-const lagOneChunk = 256 << 10
+// LagOneChunk is the smallest chunk that a pass forwards with a lag of 1
+// (the cost model's schedules and closed forms switch where this does).
+const LagOneChunk = 256 << 10
 
 // order lists the chunks of every step of segments seg(g) in the order
 // every rank sends them: by ch + lag·g (lag: [pass.waveLag]), later steps
