@@ -7,7 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
 	_ "github.com/distbench/distbench/strategies/ring"
 	_ "github.com/distbench/distbench/strategies/tree"
@@ -24,29 +23,7 @@ func recordOp(t *testing.T, strategy string, opts map[string]string, n, count, r
 	var out string
 	synctest.Test(t, func(t *testing.T) {
 		w := collectivetest.NewScheduleWorld(n)
-		comms := make([]collective.Comm, n)
-		tensors := make([]collective.Tensor, n)
-		for r := range n {
-			c, err := collective.New(t.Context(), strategy, collective.Config{Rank: r, Size: n, Transport: w.Transport(r), Options: opts})
-			if err != nil {
-				t.Fatal(err)
-			}
-			comms[r] = c
-			tensors[r] = collective.NewTensor(collective.Float32, count)
-			x := tensors[r].Float32s()
-			for i := range x {
-				if root < 0 || r == root {
-					x[i] = float32(i + 1)
-				}
-			}
-		}
-		w.Run(t, comms, func(r int, c collective.Comm) error {
-			if root >= 0 {
-				return c.Broadcast(t.Context(), tensors[r], root)
-			}
-			return c.AllReduce(t.Context(), tensors[r], collective.Max)
-		})
-		out = w.Format()
+		out = w.RecordMax(t, w.Comms(t, strategy, opts), count, root)
 	})
 	return out
 }

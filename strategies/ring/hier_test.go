@@ -13,7 +13,6 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
-	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/golden"
 	"github.com/distbench/distbench/internal/transport"
 )
@@ -150,20 +149,6 @@ func TestHierCrossHostBytes(t *testing.T) {
 	}
 }
 
-// topoTransport gives a transport without a topology (a ScheduleWorld's)
-// one: hosts[r] is rank r's host.
-type topoTransport struct {
-	driver.Transport
-	hosts []string
-}
-
-func (x topoTransport) HostOf(r int) string {
-	if r < 0 || r >= len(x.hosts) {
-		return ""
-	}
-	return x.hosts[r]
-}
-
 // TestScheduleHier records algo=hier on two layouts, 2 hosts × 2 ranks and
 // 3 + 1, in testdata/allreduce-hier-*.txt (see TestScheduleAllReduce):
 // the exchanges within hosts (ranks 0–1 and 2–3, or 0–2) and, between
@@ -176,34 +161,9 @@ func TestScheduleHier(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				n := len(hosts)
 				w := collectivetest.NewScheduleWorld(n)
-				comms := make([]collective.Comm, n)
-				tensors := make([]collective.Tensor, n)
-				for r := range n {
-					c, err := collective.New(t.Context(), "ring", collective.Config{
-						Rank: r, Size: n, Transport: topoTransport{w.Transport(r), hosts},
-						Options: map[string]string{"algo": "hier", "inter": "rsag"},
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
-					comms[r] = c
-					tensors[r] = collective.NewTensor(collective.Float32, count)
-					x := tensors[r].Float32s()
-					for i := range x {
-						x[i] = float32(i + 1)
-					}
-				}
-				w.Run(t, comms, func(r int, c collective.Comm) error {
-					return c.AllReduce(t.Context(), tensors[r], collective.Max)
-				})
-				for r := range comms {
-					for i, v := range tensors[r].Float32s() {
-						if v != float32(i+1) {
-							t.Fatalf("rank %d: element %d is %v, want %d", r, i, v, i+1)
-						}
-					}
-				}
-				got := fmt.Sprintf("# ring allreduce (max), algo=hier inter=rsag, hosts %v, %d float32 elements (%d B)\n", hosts, count, 4*count) + w.Format()
+				w.SetHosts(hosts)
+				sched := w.RecordMax(t, w.Comms(t, "ring", map[string]string{"algo": "hier", "inter": "rsag"}), count, -1)
+				got := fmt.Sprintf("# ring allreduce (max), algo=hier inter=rsag, hosts %v, %d float32 elements (%d B)\n", hosts, count, 4*count) + sched
 				golden.Check(t, filepath.Join("testdata", "allreduce-hier-"+name+".txt"), []byte(got), *update)
 			})
 		})

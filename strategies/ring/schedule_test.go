@@ -7,7 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
 	"github.com/distbench/distbench/internal/golden"
 )
@@ -31,33 +30,8 @@ func TestScheduleAllReduce(t *testing.T) {
 		t.Run(algo, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w := collectivetest.NewScheduleWorld(n)
-				comms := make([]collective.Comm, n)
-				tensors := make([]collective.Tensor, n)
-				for r := range n {
-					c, err := collective.New(t.Context(), "ring", collective.Config{
-						Rank: r, Size: n, Transport: w.Transport(r), Options: map[string]string{"algo": algo},
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
-					comms[r] = c
-					tensors[r] = collective.NewTensor(collective.Float32, count)
-					x := tensors[r].Float32s()
-					for i := range x {
-						x[i] = float32(i + 1)
-					}
-				}
-				w.Run(t, comms, func(r int, c collective.Comm) error {
-					return c.AllReduce(t.Context(), tensors[r], collective.Max)
-				})
-				for r := range comms {
-					for i, v := range tensors[r].Float32s() {
-						if v != float32(i+1) {
-							t.Fatalf("rank %d: element %d is %v, want %d", r, i, v, i+1)
-						}
-					}
-				}
-				got := fmt.Sprintf("# ring allreduce (max), algo=%s, np=%d, %d float32 elements (%d B), default chunk\n", algo, n, count, 4*count) + w.Format()
+				sched := w.RecordMax(t, w.Comms(t, "ring", map[string]string{"algo": algo}), count, -1)
+				got := fmt.Sprintf("# ring allreduce (max), algo=%s, np=%d, %d float32 elements (%d B), default chunk\n", algo, n, count, 4*count) + sched
 				golden.Check(t, filepath.Join("testdata", "allreduce-"+algo+"-np4.txt"), []byte(got), *update)
 			})
 		})

@@ -57,7 +57,6 @@ func schedule(t *testing.T, n int, a algo, op string, count, root int) string {
 	synctest.Test(t, func(t *testing.T) {
 		w := collectivetest.NewScheduleWorld(n)
 		comms := make([]collective.Comm, n)
-		tensors := make([]collective.Tensor, n)
 		for r := range n {
 			cfg := collective.Config{Rank: r, Size: n, Transport: w.Transport(r)}
 			g, err := core.New(Name, cfg, func(*core.Group) (core.Algorithms, error) {
@@ -67,27 +66,11 @@ func schedule(t *testing.T, n int, a algo, op string, count, root int) string {
 				t.Fatal(err)
 			}
 			comms[r] = g
-			tensors[r] = collective.NewTensor(collective.Float32, count)
-			x := tensors[r].Float32s()
-			if op == "allreduce" || r == root {
-				for i := range x {
-					x[i] = float32(i + 1)
-				}
-			}
 		}
-		w.Run(t, comms, func(r int, c collective.Comm) error {
-			if op == "allreduce" {
-				return c.AllReduce(t.Context(), tensors[r], collective.Max)
-			}
-			return c.Broadcast(t.Context(), tensors[r], root)
-		})
-		for r := range comms {
-			for i, v := range tensors[r].Float32s() {
-				if v != float32(i+1) {
-					t.Fatalf("rank %d: element %d is %v, want %d", r, i, v, i+1)
-				}
-			}
+		if op == "allreduce" {
+			root = -1
 		}
+		sched := w.RecordMax(t, comms, count, root)
 		var b strings.Builder
 		switch {
 		case op == "broadcast":
@@ -106,7 +89,7 @@ func schedule(t *testing.T, n int, a algo, op string, count, root int) string {
 					topology(n, func(r int) node { return dtree(n, r)[i] }))
 			}
 		}
-		out = b.String() + w.Format()
+		out = b.String() + sched
 	})
 	return out
 }
