@@ -879,37 +879,8 @@ func BenchmarkTCPShapedPingPong(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m := benchMesh(b, &link)
-			ctx := ctxFor(b, 10*time.Minute)
-			done := make(chan error, 1)
-			go func() {
-				pong := make([]byte, 8)
-				for range b.N {
-					if err := m.ts[1].Recv(ctx, 0, 1, pong); err != nil {
-						done <- err
-						return
-					}
-					if err := m.ts[1].Send(ctx, 0, 2, pong); err != nil {
-						done <- err
-						return
-					}
-				}
-				done <- nil
-			}()
-			ping := make([]byte, 8)
-			b.ResetTimer()
-			for range b.N {
-				if err := m.ts[0].Send(ctx, 1, 1, ping); err != nil {
-					b.Fatal(err)
-				}
-				if err := m.ts[0].Recv(ctx, 1, 2, ping); err != nil {
-					b.Fatal(err)
-				}
-			}
+			pingPong(b, benchMesh(b, &link), 8)
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/one-way")
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
 		})
 	}
 }
