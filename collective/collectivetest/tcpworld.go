@@ -56,3 +56,20 @@ func TCPWorld(t testing.TB, strategy string, n int, opts map[string]string, twea
 	}
 	return comms
 }
+
+// MemWorld builds strategy's communicator, with options opts, on every
+// rank of an n-rank in-memory world made with mo (its delays, seed and
+// hosts).
+func MemWorld(t testing.TB, strategy string, n int, opts map[string]string, mo transport.MemOptions) []collective.Comm {
+	t.Helper()
+	trs := transport.NewMemWorld(n, mo)
+	comms := make([]collective.Comm, n)
+	for r := range n {
+		c, err := collective.New(t.Context(), strategy, collective.Config{Rank: r, Size: n, Transport: trs[r], Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[r] = c
+	}
+	return comms
+}

@@ -41,16 +41,7 @@ func hostsOf(layout func(r, n int) string, n int) []string {
 // hierWorld is memWorld with ranks laid out on hosts.
 func hierWorld(t testing.TB, hosts []string, opts map[string]string) []collective.Comm {
 	n := len(hosts)
-	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 7 * uint64(n), Hosts: hosts})
-	comms := make([]collective.Comm, n)
-	for r := range n {
-		c, err := collective.New(t.Context(), "ring", collective.Config{Rank: r, Size: n, Transport: trs[r], Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = c
-	}
-	return comms
+	return collectivetest.MemWorld(t, "ring", n, opts, transport.MemOptions{MaxDelay: 20_000, Seed: 7 * uint64(n), Hosts: hosts})
 }
 
 // The hierarchical allreduce passes the suite at every world size from 1

@@ -19,16 +19,7 @@ import (
 // small chunk so that even modest counts exercise the pipeline, and seeded
 // delays so that messages arrive in varying orders.
 func memWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
-	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 7 * uint64(n)})
-	comms := make([]collective.Comm, n)
-	for r := range n {
-		c, err := collective.New(t.Context(), "ring", collective.Config{Rank: r, Size: n, Transport: trs[r], Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = c
-	}
-	return comms
+	return collectivetest.MemWorld(t, "ring", n, opts, transport.MemOptions{MaxDelay: 20_000, Seed: 7 * uint64(n)})
 }
 
 func TestConformance(t *testing.T) {

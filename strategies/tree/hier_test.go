@@ -16,16 +16,7 @@ func hierWorld(t testing.TB, n int, hosts func(r int) string, opts map[string]st
 	for r := range names {
 		names[r] = hosts(r)
 	}
-	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n), Hosts: names})
-	comms := make([]collective.Comm, n)
-	for r := range n {
-		c, err := collective.New(t.Context(), Name, collective.Config{Rank: r, Size: n, Transport: trs[r], Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = c
-	}
-	return comms
+	return collectivetest.MemWorld(t, Name, n, opts, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n), Hosts: names})
 }
 
 // algo=hier with the tree's algorithms across hosts passes the short suite

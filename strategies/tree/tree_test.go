@@ -20,16 +20,7 @@ import (
 // memWorld builds an n-rank tree world over the in-memory transport, with
 // seeded delays so that messages arrive in varying orders.
 func memWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
-	trs := transport.NewMemWorld(n, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n)})
-	comms := make([]collective.Comm, n)
-	for r := range n {
-		c, err := collective.New(t.Context(), Name, collective.Config{Rank: r, Size: n, Transport: trs[r], Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = c
-	}
-	return comms
+	return collectivetest.MemWorld(t, Name, n, opts, transport.MemOptions{MaxDelay: 20_000, Seed: 11 * uint64(n)})
 }
 
 // The algorithms differ only in allreduce. The double binary tree and auto
