@@ -36,6 +36,10 @@ func im2col(x []float32, c, h, w, k, s, pad, oh, ow int, col []float32, ld int) 
 				// for every output row, so computed once.
 				lo, hi := validRange(ow, w, s, pad, kj)
 				off := lo*s - pad + kj // input column of output column lo
+				if s == 2 {
+					im2colStride2(xc, h, w, pad, ki, oh, ow, lo, hi, off, row)
+					continue
+				}
 				for oy := 0; oy < oh; oy++ {
 					dst := row[oy*ow : (oy+1)*ow]
 					iy := oy*s - pad + ki
@@ -144,6 +148,16 @@ func col2im(col []float32, ld, c, h, w, k, s, pad, oh, ow int, x []float32) {
 				}
 				off := lo*s - pad + kj
 				n := hi - lo
+				if s == 2 {
+					// The output rows whose tap row is inside the image, all
+					// at once: rows 2w apart in x.
+					oy0, oy1 := validRange(oh, h, 2, pad, ki) // rows whose tap row is in the image
+					if oy0 < oy1 {
+						iy0 := oy0*2 - pad + ki
+						scatterAddStride2(xc[iy0*w+off:], 2*w, row[oy0*ow+lo:], ow, n, oy1-oy0)
+					}
+					continue
+				}
 				for oy := 0; oy < oh; oy++ {
 					iy := oy*s - pad + ki
 					if iy < 0 || iy >= h {
@@ -219,6 +233,26 @@ func zeroEdgeColumns(row []float32, w, y0, y1, dx int) {
 	for q := y0 * w; q < y1*w; q += w {
 		clear(row[q+lo : q+hi])
 	}
+}
+
+// im2colStride2 writes one patch row (kernel tap row ki, tap columns
+// valid over output columns [lo, hi), the first reading input column off)
+// of a stride-2 convolution: the rows off the image cleared, the others
+// gathered every other float in one call.
+func im2colStride2(xc []float32, h, w, pad, ki, oh, ow, lo, hi, off int, row []float32) {
+	oy0, oy1 := validRange(oh, h, 2, pad, ki) // rows whose tap row is in the image
+	if lo >= hi || oy0 >= oy1 {
+		clear(row[:oh*ow])
+		return
+	}
+	clear(row[:oy0*ow])
+	clear(row[oy1*ow : oh*ow])
+	for oy := oy0; oy < oy1; oy++ {
+		clear(row[oy*ow : oy*ow+lo])
+		clear(row[oy*ow+hi : (oy+1)*ow])
+	}
+	iy0 := oy0*2 - pad + ki
+	gatherStride2(row[oy0*ow+lo:], ow, xc[iy0*w+off:], 2*w, hi-lo, oy1-oy0)
 }
 
 // validRange is the range [lo, hi) of output columns ox for which the input
