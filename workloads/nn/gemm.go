@@ -38,7 +38,8 @@ func gemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 	case fastDot != nil && transB && !transA && k >= minDotK:
 		sgemmDot(fastDot, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	case fastKernel != nil:
-		sgemm(fastKernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		kern, rows := kernelFor(m)
+		sgemm(kern, rows, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	default:
 		gemmGonum(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
@@ -51,7 +52,20 @@ func packForGemm(dst []float32, transA, transB bool, m, k int, alpha float32, a 
 	if fastKernel == nil || m == 0 || k == 0 || transB && !transA && fastDot != nil && k >= minDotK {
 		return nil
 	}
-	return packAll(dst, transA, alpha, a, lda, m, k)
+	_, rows := kernelFor(m)
+	return packAll(dst, rows, transA, alpha, a, lda, m, k)
+}
+
+// kernelFor picks the micro-kernel for a product of m rows: the 8-row one
+// (AVX-512) unless m pads to more of its rows than the 6-row one's, so
+// that ResNet's 16, 32 and 64 output channels fill whole tiles instead of
+// leaving a 4-row edge computed as 6. Both sum every element in the same
+// order (by k alone), so the choice never changes a bit.
+func kernelFor(m int) (microKernel, int) {
+	if fastKernel8 != nil && roundUp(m, 8) <= roundUp(m, mr) {
+		return fastKernel8, 8
+	}
+	return fastKernel, mr
 }
 
 // gemmSerialPacked is gemmSerial with A packed by packForGemm with the
@@ -62,7 +76,8 @@ func gemmSerialPacked(pa []float32, transA, transB bool, m, n, k int, alpha floa
 		gemmSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	sgemmPacked(fastKernel, pa, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	kern, rows := kernelFor(m)
+	sgemmPacked(kern, rows, pa, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // gemmGonum is gemmSerial through gonum's Sgemm, tiled so that gonum runs

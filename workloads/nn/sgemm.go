@@ -11,7 +11,8 @@ import "sync"
 // micro-panel of B (16 KiB) stays in L1 while the 144×256 A block
 // (144 KiB) streams from L2.
 const (
-	mr      = 6
+	mr      = 6 // the AVX2 kernel's tile height; AVX-512 has an 8-row one too
+	maxMR   = 8
 	nr      = 16
 	mcBlock = 144
 	kcBlock = 256
@@ -35,7 +36,7 @@ type microKernel func(k int, a, b []float32, ldb int, c []float32, ldc int, tile
 // call gemmSerial at once each get their own.
 type packBuf struct {
 	a, b []float32
-	tile [mr * nr]float32
+	tile [maxMR * nr]float32
 	dot  [dr * dc]float32
 }
 
@@ -45,14 +46,14 @@ var packPool = sync.Pool{New: func() any { return new(packBuf) }}
 // Every element of C is summed in an order fixed by k alone (KC slices in
 // turn, each in order), never by m, n or which goroutine runs it, so
 // splitting C between goroutines gives the same bits.
-func sgemm(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemmPacked(kern, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+func sgemm(kern microKernel, rows int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemmPacked(kern, rows, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // sgemmPacked is sgemm with A already packed, as packAll packs it, when pa
 // is not nil (a and lda are then not read): a layer's weights, packed once
 // for all the products of a step rather than once a product.
-func sgemmPacked(kern microKernel, pa []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func sgemmPacked(kern microKernel, rows int, pa []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -83,13 +84,13 @@ func sgemmPacked(kern microKernel, pa []float32, transA, transB bool, m, n, k in
 				mc := min(mcBlock, m-ic)
 				ap := pa
 				if ap != nil {
-					ap = pa[roundUp(m, mr)*pc+ic*kc:]
+					ap = pa[roundUp(m, rows)*pc+ic*kc:]
 				} else {
-					buf.a = grow(buf.a, roundUp(mc, mr)*kc)
-					packA(buf.a, transA, alpha, a, lda, ic, pc, mc, kc)
+					buf.a = grow(buf.a, roundUp(mc, rows)*kc)
+					packA(buf.a, rows, transA, alpha, a, lda, ic, pc, mc, kc)
 					ap = buf.a
 				}
-				macroKernel(kern, mc, nc, kc, ap, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc, beta == 0 && pc == 0)
+				macroKernel(kern, rows, mc, nc, kc, ap, buf, direct, ldb, inPlace, c[ic*ldc+jc:], ldc, beta == 0 && pc == 0)
 			}
 		}
 	}
@@ -100,7 +101,7 @@ func sgemmPacked(kern microKernel, pa []float32, transA, transB bool, m, n, k in
 // below inPlace read B from direct (rows ldb apart), the rest from buf.b.
 // Edge tiles are computed whole into buf.tile and their valid part added
 // to C, the same addition the kernel makes (or stored, when store is set).
-func macroKernel(kern microKernel, mc, nc, kc int, ap []float32, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int, store bool) {
+func macroKernel(kern microKernel, mr, mc, nc, kc int, ap []float32, buf *packBuf, direct []float32, ldb, inPlace int, c []float32, ldc int, store bool) {
 	for jr := 0; jr < nc; jr += nr {
 		nn := min(nr, nc-jr)
 		bp, bld := buf.b[jr*kc:(jr+nr)*kc], nr
@@ -132,14 +133,14 @@ func macroKernel(kern microKernel, mc, nc, kc int, ap []float32, buf *packBuf, d
 // packAll packs alpha·op(A) (m×k) whole, each KC slice's MC blocks as
 // sgemm packs them, one after another: slice pc, block ic at
 // roundUp(m, mr)·pc + ic·kc.
-func packAll(dst []float32, transA bool, alpha float32, a []float32, lda, m, k int) []float32 {
+func packAll(dst []float32, mr int, transA bool, alpha float32, a []float32, lda, m, k int) []float32 {
 	mp := roundUp(m, mr)
 	dst = grow(dst, mp*k)
 	kc0 := balancedTile(k, kcBlock)
 	for pc := 0; pc < k; pc += kc0 {
 		kc := min(kc0, k-pc)
 		for ic := 0; ic < m; ic += mcBlock {
-			packA(dst[mp*pc+ic*kc:], transA, alpha, a, lda, ic, pc, min(mcBlock, m-ic), kc)
+			packA(dst[mp*pc+ic*kc:], mr, transA, alpha, a, lda, ic, pc, min(mcBlock, m-ic), kc)
 		}
 	}
 	return dst
@@ -147,7 +148,7 @@ func packAll(dst []float32, transA bool, alpha float32, a []float32, lda, m, k i
 
 // packA packs alpha·op(A)[ic:ic+mc, pc:pc+kc] into mr-row micro-panels,
 // each kc steps of mr floats, the last padded with zeros.
-func packA(dst []float32, transA bool, alpha float32, a []float32, lda, ic, pc, mc, kc int) {
+func packA(dst []float32, mr int, transA bool, alpha float32, a []float32, lda, ic, pc, mc, kc int) {
 	for ir := 0; ir < mc; ir += mr {
 		mm := min(mr, mc-ir)
 		p := dst[ir*kc : (ir+mr)*kc]
@@ -227,28 +228,32 @@ func scaleRows(m, n int, beta float32, c []float32, ldc int) {
 }
 
 // kernelGo is the micro-kernel in plain Go: what the assembly computes,
-// for tests of the blocking on any machine.
-func kernelGo(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
-	for t := 0; t < tiles; t++ {
-		var acc [mr][nr]float32
-		at := a[t*k*mr:]
-		for l := 0; l < k; l++ {
-			bl := b[l*ldb : l*ldb+nr]
-			for i := 0; i < mr; i++ {
-				ai := at[l*mr+i]
-				for j, bv := range bl {
-					acc[i][j] += ai * bv
+// for tests of the blocking on any machine; kernelGo8 its 8-row form.
+var kernelGo, kernelGo8 = kernelGoRows(mr), kernelGoRows(8)
+
+func kernelGoRows(mr int) microKernel {
+	return func(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
+		for t := 0; t < tiles; t++ {
+			var acc [maxMR][nr]float32
+			at := a[t*k*mr:]
+			for l := 0; l < k; l++ {
+				bl := b[l*ldb : l*ldb+nr]
+				for i := 0; i < mr; i++ {
+					ai := at[l*mr+i]
+					for j, bv := range bl {
+						acc[i][j] += ai * bv
+					}
 				}
 			}
-		}
-		for i := 0; i < mr; i++ {
-			row := c[(t*mr+i)*ldc : (t*mr+i)*ldc+nr]
-			if store {
-				copy(row, acc[i][:])
-				continue
-			}
-			for j := range row {
-				row[j] += acc[i][j]
+			for i := 0; i < mr; i++ {
+				row := c[(t*mr+i)*ldc : (t*mr+i)*ldc+nr]
+				if store {
+					copy(row, acc[i][:])
+					continue
+				}
+				for j := range row {
+					row[j] += acc[i][j]
+				}
 			}
 		}
 	}

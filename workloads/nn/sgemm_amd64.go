@@ -101,6 +101,28 @@ var gemmKernelName = func() string {
 	return "avx2-fma"
 }()
 
+// sgemmKernel8x16z is the 8-row AVX-512 micro-kernel in sgemm_amd64.s.
+//
+//go:noescape
+func sgemmKernel8x16z(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
+
+// fastKernel8 is the 8-row micro-kernel (A packed in 8-row panels), where
+// the CPU has AVX-512; nil elsewhere.
+var fastKernel8 = func() microKernel {
+	if fastKernel == nil || !cpu.X86.HasAVX512F {
+		return nil
+	}
+	return kernel8AVX512
+}()
+
+// kernel8AVX512 checks the extents the assembly will touch, then calls it.
+func kernel8AVX512(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
+	_ = a[tiles*k*8-1]
+	_ = b[(k-1)*ldb+nr-1]
+	_ = c[(tiles*8-1)*ldc+nr-1]
+	sgemmKernel8x16z(k, &a[0], &b[0], ldb, &c[0], ldc, tiles, store)
+}
+
 // kernelAVX512 checks the extents the assembly will touch, then calls it.
 func kernelAVX512(k int, a, b []float32, ldb int, c []float32, ldc int, tiles int, store bool) {
 	_ = a[tiles*k*mr-1]

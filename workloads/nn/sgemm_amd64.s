@@ -343,3 +343,97 @@ znext:
 	JNE  ztile
 	VZEROUPPER
 	RET
+
+#define ZSTEP8(breg, aoff, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VFMADD231PS.BCST (aoff+0)(SI), breg, r0 \
+	VFMADD231PS.BCST (aoff+4)(SI), breg, r1 \
+	VFMADD231PS.BCST (aoff+8)(SI), breg, r2 \
+	VFMADD231PS.BCST (aoff+12)(SI), breg, r3 \
+	VFMADD231PS.BCST (aoff+16)(SI), breg, r4 \
+	VFMADD231PS.BCST (aoff+20)(SI), breg, r5 \
+	VFMADD231PS.BCST (aoff+24)(SI), breg, r6 \
+	VFMADD231PS.BCST (aoff+28)(SI), breg, r7
+
+// ZPUT2 adds (or, with store set in R11, stores) two accumulators over
+// two rows of C at DX and DX+R8, then moves DX two rows down.
+#define ZPUT2(r0, r1) \
+	TESTL   R11, R11 \
+	JNE     3(PC) \
+	VADDPS  (DX), r0, r0 \
+	VADDPS  (DX)(R8*1), r1, r1 \
+	VMOVUPS r0, (DX) \
+	VMOVUPS r1, (DX)(R8*1) \
+	LEAQ    (DX)(R8*2), DX
+
+// func sgemmKernel8x16z(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
+//
+// sgemmKernel6x16z with eight rows a tile (A panels of eight floats a
+// step): even and odd k in Z4..Z11 and Z12..Z19, added before C. Each
+// element's sum is the 6-row kernel's, bit for bit: it depends on k alone.
+TEXT ·sgemmKernel8x16z(SB), NOSPLIT, $0-57
+	MOVQ    a+8(FP), SI
+	MOVQ    ldb+24(FP), R9
+	SHLQ    $2, R9
+	MOVQ    c+32(FP), DX
+	MOVQ    ldc+40(FP), R8
+	SHLQ    $2, R8
+	MOVQ    tiles+48(FP), R10
+	MOVBLZX store+56(FP), R11
+
+z8tile:
+	MOVQ   k+0(FP), CX
+	MOVQ   b+16(FP), DI
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CMPQ   CX, $2
+	JLT    z8tail
+
+z8loop2:
+	VMOVUPS (DI), Z0
+	VMOVUPS (DI)(R9*1), Z1
+	ZSTEP8(Z0, 0, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11)
+	ZSTEP8(Z1, 32, Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19)
+	LEAQ (DI)(R9*2), DI
+	ADDQ $64, SI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  z8loop2
+
+z8tail:
+	TESTQ CX, CX
+	JEQ   z8store
+	VMOVUPS (DI), Z0
+	ZSTEP8(Z0, 0, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11)
+	ADDQ $32, SI
+
+z8store:
+	VADDPS Z12, Z4, Z4
+	VADDPS Z13, Z5, Z5
+	VADDPS Z14, Z6, Z6
+	VADDPS Z15, Z7, Z7
+	VADDPS Z16, Z8, Z8
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	ZPUT2(Z4, Z5)
+	ZPUT2(Z6, Z7)
+	ZPUT2(Z8, Z9)
+	ZPUT2(Z10, Z11)
+	DECQ R10
+	JNE  z8tile
+	VZEROUPPER
+	RET

@@ -3,7 +3,7 @@
 package nn
 
 // fastKernel is nil without the assembly: gemmSerial uses gonum.
-var fastKernel microKernel
+var fastKernel, fastKernel8 microKernel
 
 const gemmKernelName = "gonum"
 

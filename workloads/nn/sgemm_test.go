@@ -12,7 +12,10 @@ import (
 func gemmImpls() map[string]func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	impls := map[string]func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int){
 		"packed-go": func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			sgemm(kernelGo, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			sgemm(kernelGo, mr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		},
+		"packed-go8": func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+			sgemm(kernelGo8, 8, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		},
 		"dot-go": func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 			if !tb || ta {
@@ -29,12 +32,12 @@ func gemmImpls() map[string]func(transA, transB bool, m, n, k int, alpha float32
 	}
 	if fastKernel != nil {
 		impls["packed-fast"] = func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			sgemm(fastKernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			sgemm(fastKernel, mr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		}
 	}
 	for name, kern := range archKernels {
 		impls["packed-"+name] = func(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			sgemm(kern, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			sgemm(kern.fn, kern.rows, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		}
 	}
 	for name, dot := range archDots {
@@ -54,7 +57,13 @@ var archDots = map[string]dotKernel{}
 
 // archKernels are every assembly micro-kernel this CPU runs, not only the
 // one dispatched (sgemm_amd64_test.go fills it).
-var archKernels = map[string]microKernel{}
+var archKernels = map[string]rowsKernel{}
+
+// rowsKernel is a micro-kernel and its tile height.
+type rowsKernel struct {
+	fn   microKernel
+	rows int
+}
 
 type gemmCase struct {
 	ta, tb      bool
@@ -197,7 +206,7 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 // clear-and-add path, whatever C held before (NaN included).
 func TestGemmBetaZeroBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 3))
-	kerns := map[string]microKernel{"go": kernelGo}
+	kerns := map[string]rowsKernel{"go": {kernelGo, mr}, "go8": {kernelGo8, 8}}
 	for name, k := range archKernels {
 		kerns[name] = k
 	}
@@ -212,15 +221,47 @@ func TestGemmBetaZeroBits(t *testing.T) {
 		a, b := randSlice(rng, tc.m*tc.k), randSlice(rng, tc.k*tc.n)
 		for name, kern := range kerns {
 			want := make([]float32, tc.m*tc.n)
-			sgemm(kern, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, 1, want, tc.n)
+			sgemm(kern.fn, kern.rows, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, 1, want, tc.n)
 			got := make([]float32, tc.m*tc.n)
 			for i := range got {
 				got[i] = float32(math.NaN())
 			}
-			sgemm(kern, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, 0, got, tc.n)
+			sgemm(kern.fn, kern.rows, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, 0, got, tc.n)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%s %+v: C[%d] = %v with beta 0, %v cleared and added", name, tc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGemmTileRowsSameBits: the 6- and 8-row kernels of one instruction
+// set sum every element in the same order, so kernelFor's choice between
+// them never changes a bit.
+func TestGemmTileRowsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 4))
+	pairs := map[string][2]rowsKernel{"go": {{kernelGo, mr}, {kernelGo8, 8}}}
+	if k6, ok := archKernels["avx512"]; ok {
+		pairs["avx512"] = [2]rowsKernel{k6, archKernels["avx512x8"]}
+	}
+	for _, tc := range gemmCases() {
+		lda, ldb := tc.k, tc.n
+		if tc.ta {
+			lda = tc.m
+		}
+		if tc.tb {
+			ldb = tc.k
+		}
+		a, b, c0 := randSlice(rng, tc.m*tc.k), randSlice(rng, tc.k*tc.n), randSlice(rng, tc.m*tc.n)
+		for name, pair := range pairs {
+			want := append([]float32(nil), c0...)
+			sgemm(pair[0].fn, pair[0].rows, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, want, tc.n)
+			got := append([]float32(nil), c0...)
+			sgemm(pair[1].fn, pair[1].rows, tc.ta, tc.tb, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, got, tc.n)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s %+v: C[%d] = %v with 8 rows a tile, %v with 6", name, tc, i, got[i], want[i])
 				}
 			}
 		}
