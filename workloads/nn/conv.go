@@ -34,6 +34,10 @@ type Conv2d struct {
 	// transpose (pwT, dcol = Wᵀ·dY).
 	pw, pwT [][]float32
 	packCC  int
+	// shift holds where each tap lands when the patch rows are built and
+	// folded back by the shifted-row kernels (a stride-1 convolution that
+	// keeps the map's size, with the assembly); nil otherwise.
+	shift, shift0 *tapMasks // shift0 keeps the last masks built, for reuse
 }
 
 // colChunkBytes bounds the patch rows unfolded at a time: whole channels'
@@ -111,6 +115,11 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	c.out = ensure(c.out, n, c.OutC, oh, ow)
 	p, kd, kk := oh*ow, c.InC*c.K*c.K, c.K*c.K
 	c.group = max(1, min(n, (minGEMMCols+p-1)/p))
+	c.shift = nil
+	if useShiftAsm && c.Stride == 1 && oh == h && ow == w && !c.direct() {
+		c.shift = newTapMasks(c.shift0, h, w, c.K, c.Pad)
+		c.shift0 = c.shift
+	}
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	c.scratch(splits(ctx.workers(), ng))
@@ -240,6 +249,18 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				}
 				sc.dcol = grow(sc.dcol, rows*cols)
 				gemmSerialPacked(c.packed(c.pwT, cc, c0), true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
+				if c.shift != nil {
+					hw := h * w
+					for j := 0; j < g; j++ {
+						clear(c.dx.Data[(i0+j)*inSize+c0*hw : (i0+j)*inSize+c1*hw])
+					}
+					for ci := c0; ci < c1; ci++ {
+						for t := 0; t < kk; t++ {
+							c.shift.col2imShift(c.dx.Data[i0*inSize+ci*hw:], sc.dcol[((ci-c0)*kk+t)*cols:], inSize, t, g)
+						}
+					}
+					continue
+				}
 				for j := 0; j < g; j++ {
 					dxj := c.dx.Data[(i0+j)*inSize+c0*h*w : (i0+j)*inSize+c1*h*w]
 					col2im(sc.dcol[j*p:], cols, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, dxj)
@@ -303,7 +324,14 @@ func (c *Conv2d) chunk(cols int) int {
 	if c.direct() {
 		return c.InC
 	}
-	return max(1, min(c.InC, colChunkBytes/(c.K*c.K*cols*4)))
+	cc := max(1, min(c.InC, colChunkBytes/(c.K*c.K*cols*4)))
+	if cc > 8 && cc < c.InC {
+		// Whole 8-row tiles for dcol's product (cc·K·K rows): 9 channels
+		// of a 3×3 make 81 rows, padded to 84 for the 6-row kernel; 8
+		// make 72, the 8-row kernel's without padding.
+		cc &^= 7
+	}
+	return cc
 }
 
 // unfold returns the [(c1−c0)·K·K, g·P] im2col rows of channels [c0, c1)
@@ -315,8 +343,16 @@ func (c *Conv2d) unfold(x *Tensor, i0, g, c0, c1 int, sc *convScratch) []float32
 	if c.direct() {
 		return x.Data[i0*inSize : (i0+1)*inSize]
 	}
-	rows := (c1 - c0) * c.K * c.K
+	rows, kk := (c1-c0)*c.K*c.K, c.K*c.K
 	sc.col = grow(sc.col, rows*g*p)
+	if c.shift != nil {
+		for ci := c0; ci < c1; ci++ {
+			for t := 0; t < kk; t++ {
+				c.shift.im2colShift(sc.col[((ci-c0)*kk+t)*g*p:], x.Data[i0*inSize+ci*hw:], inSize, t, g)
+			}
+		}
+		return sc.col
+	}
 	for j := 0; j < g; j++ {
 		xj := x.Data[(i0+j)*inSize+c0*hw : (i0+j)*inSize+c1*hw]
 		im2col(xj, c1-c0, h, w, c.K, c.Stride, c.Pad, c.oh, c.ow, sc.col[j*p:], g*p)

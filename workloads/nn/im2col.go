@@ -274,3 +274,44 @@ func validRange(ow, w, s, pad, kj int) (lo, hi int) {
 	}
 	return lo, hi
 }
+
+// tapMasks describes, for a stride-1 convolution whose output is its
+// input's size, where each kernel tap lands: patch row t of an image is
+// the image shifted by d[t] = (ki−pad)·w + kj−pad, with the output
+// positions whose tap falls off the image (a row edge, the top or bottom)
+// zero. bits holds that as 16-lane masks, blocks of them per tap: bit l
+// of bits[t·blocks + b] is set when position 16b + l (< p) takes a pixel.
+// last masks an image's last block to the positions below p.
+type tapMasks struct {
+	h, w, k, pad int
+	p, blocks    int
+	d            []int
+	bits         []uint16
+	last         uint16
+}
+
+// newTapMasks returns m if it already describes this geometry, else a
+// new one.
+func newTapMasks(m *tapMasks, h, w, k, pad int) *tapMasks {
+	if m != nil && m.h == h && m.w == w && m.k == k && m.pad == pad {
+		return m
+	}
+	p := h * w
+	blocks := (p + 15) / 16
+	m = &tapMasks{h: h, w: w, k: k, pad: pad, p: p, blocks: blocks,
+		d: make([]int, k*k), bits: make([]uint16, k*k*blocks)}
+	m.last = uint16(1<<(p-16*(blocks-1)) - 1)
+	for ki := 0; ki < k; ki++ {
+		for kj := 0; kj < k; kj++ {
+			t, dy, dx := ki*k+kj, ki-pad, kj-pad
+			m.d[t] = dy*w + dx
+			for q := 0; q < p; q++ {
+				iy, ix := q/w+dy, q%w+dx
+				if iy >= 0 && iy < h && ix >= 0 && ix < w {
+					m.bits[t*blocks+q/16] |= 1 << (q % 16)
+				}
+			}
+		}
+	}
+	return m
+}
