@@ -30,7 +30,7 @@ func buildResNet20(in Shape, classes int) (nn.Layer, nn.Loss, error) {
 	conv1 := nn.NewConv2d("conv1", in.C, 16, 3, 1, 1, false)
 	conv1.WeightInit = nn.InitKaimingNormalFanIn
 	conv1.NoInputGrad = true
-	s := nn.NewSequential(conv1, nn.NewBatchNorm2d("bn1", 16), nn.NewReLU())
+	s := nn.NewSequential(conv1, nn.NewBatchNorm2dReLU("bn1", 16))
 	inC := 16
 	for stage, planes := range []int{16, 32, 64} {
 		for b := 0; b < 3; b++ {
@@ -68,7 +68,7 @@ func buildTorchvisionResNet(in Shape, classes int, bottleneck bool, blocks []int
 	conv1 := nn.NewConv2d("conv1", in.C, 64, 7, 2, 3, false)
 	conv1.WeightInit = nn.InitKaimingNormalFanOut
 	conv1.NoInputGrad = true
-	s := nn.NewSequential(conv1, nn.NewBatchNorm2d("bn1", 64), nn.NewReLU(), nn.NewMaxPool2d(3, 2, 1))
+	s := nn.NewSequential(conv1, nn.NewBatchNorm2dReLU("bn1", 64), nn.NewMaxPool2d(3, 2, 1))
 	inC := 64
 	for stage, n := range blocks {
 		planes := 64 << stage

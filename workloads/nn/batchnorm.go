@@ -24,6 +24,10 @@ type BatchNorm2d struct {
 	RunningMean, RunningVar *Buffer
 	// Tracked counts the batches seen in training (torch's num_batches_tracked).
 	Tracked int64
+	// ReLU fuses the ReLU that follows into this layer (NewBatchNorm2dReLU):
+	// torch's BatchNorm2d then ReLU, in one pass over the activation each
+	// way instead of two (bnrelu.go).
+	ReLU bool
 
 	x, out, dx *Tensor
 	mean, inv  []float64 // per channel: the statistics the last Forward used
@@ -44,6 +48,13 @@ func NewBatchNorm2d(name string, c int) *BatchNorm2d {
 		RunningMean: &Buffer{Name: name + ".running_mean", Data: make([]float32, c)},
 		RunningVar:  &Buffer{Name: name + ".running_var", Data: make([]float32, c)},
 	}
+}
+
+// NewBatchNorm2dReLU is NewBatchNorm2d followed by a ReLU, fused.
+func NewBatchNorm2dReLU(name string, c int) *BatchNorm2d {
+	b := NewBatchNorm2d(name, c)
+	b.ReLU = true
+	return b
 }
 
 func (b *BatchNorm2d) Params() []*Param { return []*Param{b.Weight, b.Bias} }
@@ -102,6 +113,10 @@ func (b *BatchNorm2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 			shift := b.Bias.Data[c] - float32(mean)*scale
 			for i := 0; i < n; i++ {
 				off := (i*b.C + c) * hw
+				if b.ReLU {
+					bnAffineReLU(b.out.Data[off:off+hw], x.Data[off:off+hw], scale, shift)
+					continue
+				}
 				bnAffine(b.out.Data[off:off+hw], x.Data[off:off+hw], scale, shift)
 			}
 		}
@@ -126,7 +141,12 @@ func (b *BatchNorm2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 			var sdy, sdyx float64 // Σdy and Σdy·x̂
 			for i := 0; i < n; i++ {
 				off := (i*b.C + c) * hw
-				sg, sgx := bnDots(dy.Data[off:off+hw], x.Data[off:off+hw], mean)
+				var sg, sgx float64
+				if b.ReLU {
+					sg, sgx = bnDotsMask(dy.Data[off:off+hw], b.out.Data[off:off+hw], x.Data[off:off+hw], mean)
+				} else {
+					sg, sgx = bnDots(dy.Data[off:off+hw], x.Data[off:off+hw], mean)
+				}
 				sdy += sg
 				sdyx += sgx
 			}
@@ -139,7 +159,12 @@ func (b *BatchNorm2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				k := float32(gamma * inv)
 				for i := 0; i < n; i++ {
 					off := (i*b.C + c) * hw
-					bnAffine(b.dx.Data[off:off+hw], dy.Data[off:off+hw], k, 0)
+					g := dy.Data[off : off+hw]
+					if b.ReLU {
+						reluGrad(b.out.Data[off:off+hw], g, b.dx.Data[off:off+hw])
+						g = b.dx.Data[off : off+hw]
+					}
+					bnAffine(b.dx.Data[off:off+hw], g, k, 0)
 				}
 				continue
 			}
@@ -151,6 +176,10 @@ func (b *BatchNorm2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 			fa, fb, fc := float32(a), float32(bx), float32(c0)
 			for i := 0; i < n; i++ {
 				off := (i*b.C + c) * hw
+				if b.ReLU {
+					bnBackMask(b.dx.Data[off:off+hw], dy.Data[off:off+hw], b.out.Data[off:off+hw], x.Data[off:off+hw], fa, fb, fc)
+					continue
+				}
 				bnBack(b.dx.Data[off:off+hw], dy.Data[off:off+hw], x.Data[off:off+hw], fa, fb, fc)
 			}
 		}

@@ -53,6 +53,9 @@ func gradCases() []gradCase {
 		{name: "basicblock-projection", layer: func() Layer { return NewBasicBlock("b.", 2, 4, 2, ShortcutProjection) }, in: []int{2, 2, 4, 4}, train: true},
 		{name: "basicblock-pad", layer: func() Layer { return NewBasicBlock("b.", 2, 4, 2, ShortcutPad) }, in: []int{2, 2, 4, 4}, train: true},
 		{name: "bottleneck", layer: func() Layer { return NewBottleneck("b.", 4, 2, 2) }, in: []int{2, 4, 4, 4}, train: true, workers: 2},
+		{name: "batchnorm-relu-train", layer: func() Layer { return NewBatchNorm2dReLU("bn", 3) }, in: []int{3, 3, 2, 2}, train: true},
+		{name: "batchnorm-relu-train-2workers", layer: func() Layer { return NewBatchNorm2dReLU("bn", 3) }, in: []int{2, 3, 3, 1}, train: true, workers: 2},
+		{name: "batchnorm-relu-eval", layer: func() Layer { return NewBatchNorm2dReLU("bn", 2) }, in: []int{2, 2, 2, 2}},
 	}
 }
 

@@ -92,7 +92,7 @@ func NewBasicBlock(prefix string, in, planes, stride int, sc Shortcut) *Residual
 	conv1 := NewConv2d(prefix+"conv1", in, planes, 3, stride, 1, false)
 	conv2 := NewConv2d(prefix+"conv2", planes, planes, 3, 1, 1, false)
 	r := &Residual{Main: NewSequential(
-		conv1, NewBatchNorm2d(prefix+"bn1", planes), NewReLU(),
+		conv1, NewBatchNorm2dReLU(prefix+"bn1", planes),
 		conv2, NewBatchNorm2d(prefix+"bn2", planes),
 	)}
 	r.Shortcut = newShortcut(prefix, in, planes, stride, sc)
@@ -106,8 +106,8 @@ func NewBasicBlock(prefix string, in, planes, stride int, sc Shortcut) *Residual
 func NewBottleneck(prefix string, in, planes, stride int) *Residual {
 	out := 4 * planes
 	r := &Residual{Main: NewSequential(
-		NewConv2d(prefix+"conv1", in, planes, 1, 1, 0, false), NewBatchNorm2d(prefix+"bn1", planes), NewReLU(),
-		NewConv2d(prefix+"conv2", planes, planes, 3, stride, 1, false), NewBatchNorm2d(prefix+"bn2", planes), NewReLU(),
+		NewConv2d(prefix+"conv1", in, planes, 1, 1, 0, false), NewBatchNorm2dReLU(prefix+"bn1", planes),
+		NewConv2d(prefix+"conv2", planes, planes, 3, stride, 1, false), NewBatchNorm2dReLU(prefix+"bn2", planes),
 		NewConv2d(prefix+"conv3", planes, out, 1, 1, 0, false), NewBatchNorm2d(prefix+"bn3", out),
 	)}
 	r.Shortcut = newShortcut(prefix, in, out, stride, ShortcutProjection)
