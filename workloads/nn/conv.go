@@ -250,13 +250,19 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				sc.dcol = grow(sc.dcol, rows*cols)
 				gemmSerialPacked(c.packed(c.pwT, cc, c0), true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
 				if c.shift != nil {
-					hw := h * w
-					for j := 0; j < g; j++ {
-						clear(c.dx.Data[(i0+j)*inSize+c0*hw : (i0+j)*inSize+c1*hw])
-					}
+					// The centre tap lands every pixel on itself, so it is
+					// copied over dx rather than added to a cleared dx; the
+					// other taps are added after it.
+					hw, mid := h*w, kk/2
 					for ci := c0; ci < c1; ci++ {
+						row := sc.dcol[((ci-c0)*kk+mid)*cols:]
+						for j := 0; j < g; j++ {
+							copy(c.dx.Data[(i0+j)*inSize+ci*hw:(i0+j)*inSize+(ci+1)*hw], row[j*p:])
+						}
 						for t := 0; t < kk; t++ {
-							c.shift.col2imShift(c.dx.Data[i0*inSize+ci*hw:], sc.dcol[((ci-c0)*kk+t)*cols:], inSize, t, g)
+							if t != mid {
+								c.shift.col2imShift(c.dx.Data[i0*inSize+ci*hw:], sc.dcol[((ci-c0)*kk+t)*cols:], inSize, t, g)
+							}
 						}
 					}
 					continue
