@@ -247,9 +247,16 @@ func im2colStride2(xc []float32, h, w, pad, ki, oh, ow, lo, hi, off int, row []f
 	}
 	clear(row[:oy0*ow])
 	clear(row[oy1*ow : oh*ow])
+	// The columns off the left or right edge: at most a float or two a
+	// row for a 3×3, stored directly (clear would be a call a row).
 	for oy := oy0; oy < oy1; oy++ {
-		clear(row[oy*ow : oy*ow+lo])
-		clear(row[oy*ow+hi : (oy+1)*ow])
+		r := row[oy*ow : (oy+1)*ow]
+		for x := 0; x < lo; x++ {
+			r[x] = 0
+		}
+		for x := hi; x < len(r); x++ {
+			r[x] = 0
+		}
 	}
 	iy0 := oy0*2 - pad + ki
 	gatherStride2(row[oy0*ow+lo:], ow, xc[iy0*w+off:], 2*w, hi-lo, oy1-oy0)
