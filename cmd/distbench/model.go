@@ -161,6 +161,10 @@ or every-other-size (calibrate on the 1st, 3rd, … size of each series).`,
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t\n", h.Link, h.Algo, h.N, h.MedianPct, h.GeomeanPct, h.MaxPct)
 			}
 			tw.Flush()
+			if len(hs) > 0 { // one Crowd for every fit: the machine's
+				f := hs[0].Fit
+				fmt.Fprintf(stdout, "crowd fitted on the training points: %.1f [%.1f, %.1f]\n", f.Params.Crowd, f.Lo.Crowd, f.Hi.Crowd)
+			}
 			if verbose {
 				for _, h := range hs {
 					for _, e := range h.Errors {
