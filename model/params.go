@@ -12,15 +12,15 @@ import (
 // the link (1/bandwidth), Kappa per byte of the sender's CPU (the kernel's
 // copies, which a loaded host slows where the wire does not), and Gamma
 // per byte reduced. Step is a wake-up: what a rank pays per wait for a
-// message, times (ranks/cores − 1), where its host runs more ranks than
-// cores (the scheduler runs the others first); nothing otherwise.
+// message where its host runs more ranks than cores (the scheduler runs
+// the others first), times (f^Crowd − 1)/Crowd at f running ranks per
+// core (ln f at Crowd 0, f − 1 at Crowd 1); nothing otherwise.
 //
 // Crowd is how a host's running ranks per core, f > 1, weigh on the
-// software: α grows by f^Crowd and a wake-up costs Step × (f^Crowd − 1),
-// while κ and γ grow by f. It is the host's, not the link's: calibrate
-// fits one for all the algorithms and links of its sweeps (0 on a quiet
-// 2-core VM is nearer than 1, the proportional growth a busy one shows;
-// docs/model.md).
+// software: α grows by f^Crowd and a wake-up as above, while κ and γ grow
+// by f whatever Crowd is. It is the host's, not the link's: calibrate fits
+// one for all the algorithms and links of its sweeps (docs/model.md has
+// what the sweeps gave, between 0.3 and 1).
 type Params struct {
 	Alpha   float64 `json:"alpha_s"`
 	Latency float64 `json:"latency_s"`
