@@ -20,7 +20,7 @@ import (
 // software: α grows by f^Crowd and a wake-up as above, while κ and γ grow
 // by f whatever Crowd is. It is the host's, not the link's: calibrate fits
 // one for all the algorithms and links of its sweeps (docs/model.md has
-// what the sweeps gave, between 0.3 and 1).
+// what this project's sweeps gave: lower on a quiet machine than a busy).
 type Params struct {
 	Alpha   float64 `json:"alpha_s"`
 	Latency float64 `json:"latency_s"`
