@@ -147,3 +147,38 @@ func TestParamsCrowdJSON(t *testing.T) {
 		}
 	}
 }
+
+// While ps's servers answer, the ranks that run are the servers and the
+// pullers they answer: every reply counts 2 ranks per shard (Op.Active),
+// at most the world, so a one-server tensor's replies on an oversubscribed
+// host are not charged for the workers blocked on their pulls.
+func TestPSRepliesActive(t *testing.T) {
+	for _, c := range []struct {
+		n      int
+		bytes  int64
+		active uint16
+	}{
+		{8, 4 << 10, 2},   // one shard
+		{8, 256 << 10, 2}, // one shard: 256 KiB is ps's partition
+		{8, 512 << 10, 4}, // two
+		{8, 1 << 20, 8},   // four: every rank runs
+		{3, 1 << 20, 3},
+	} {
+		prog := PSAllReduce(c.n, c.bytes, es, 0, false)
+		replies := 0
+		for r := range prog.Size() {
+			for _, o := range prog.Ops(r) {
+				if o.Kind != Send || o.Ch != psReplies {
+					continue
+				}
+				replies++
+				if o.Active != c.active {
+					t.Fatalf("np %d, %d B: rank %d's reply to %d counts %d running ranks, want %d", c.n, c.bytes, r, o.Peer, o.Active, c.active)
+				}
+			}
+		}
+		if replies == 0 {
+			t.Errorf("np %d, %d B: no replies", c.n, c.bytes)
+		}
+	}
+}
