@@ -3,8 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"sort"
 
 	"github.com/distbench/distbench/results"
@@ -121,7 +119,8 @@ func (f Fit) Extrapolates(np int, bytes int64) bool {
 // latency in seconds, as the caller parses it (internal/transport).
 type LinkShape func(link string) (rateBits, latency float64, err error)
 
-// FitAll fits every (algorithm, link) in pts with at least 3 points.
+// FitAll fits every (algorithm, link) in pts with at least 3 points, with
+// one Crowd for them all (fitSeries): it is the host's.
 func FitAll(pts []Point, shape LinkShape, seed uint64) ([]Fit, error) {
 	type key struct{ algo, link string }
 	groups := map[key][]Point{}
@@ -136,7 +135,7 @@ func FitAll(pts []Point, shape LinkShape, seed uint64) ([]Fit, error) {
 	sort.Slice(keys, func(i, j int) bool {
 		return keys[i].link < keys[j].link || keys[i].link == keys[j].link && keys[i].algo < keys[j].algo
 	})
-	var fits []Fit
+	var ss []series
 	for _, k := range keys {
 		if len(groups[k]) < 3 {
 			continue
@@ -145,90 +144,112 @@ func FitAll(pts []Point, shape LinkShape, seed uint64) ([]Fit, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := FitPoints(k.algo, k.link, groups[k], rate, lat, seed)
-		if err != nil {
-			return nil, err
-		}
-		fits = append(fits, f)
+		ss = append(ss, series{algo: k.algo, link: k.link, pts: groups[k], rateBits: rate, latency: lat})
 	}
-	return fits, nil
+	return fitSeries(ss, seed)
 }
 
-// FitPoints fits α, κ and γ of algo on one link to pts by iteratively
+// FitPoints fits α, κ, γ and δ of algo on one link to pts by iteratively
 // reweighted least squares on relative residuals (Huber weights, so a point
 // hit by load on the machine pulls little), with the wire's β and latency
 // fixed at the link's shape (what the shaper enforces; an unshaped link has
-// no β and κ takes its bytes), and bootstraps the fit over the points'
-// rounds.
+// no β and κ takes its bytes), and Crowd from these points alone, and
+// bootstraps the fit over the points' rounds.
 func FitPoints(algo, link string, pts []Point, rateBits, latency float64, seed uint64) (Fit, error) {
-	a, err := Lookup(algo)
+	fits, err := fitSeries([]series{{algo: algo, link: link, pts: pts, rateBits: rateBits, latency: latency}}, seed)
 	if err != nil {
 		return Fit{}, err
 	}
-	p := Params{Alpha: 20e-6, Latency: latency, Gamma: 0.5e-9, Kappa: 0.5e-9}
-	if rateBits > 0 {
-		p.Beta = 8 / rateBits
+	return fits[0], nil
+}
+
+// series is one (algorithm, link)'s points and the link's shape.
+type series struct {
+	algo, link        string
+	pts               []Point
+	rateBits, latency float64
+}
+
+// linear is a series fitted at one Crowd: its parameters, and the last
+// linearisation (rows) and Huber weights, which the bootstrap refits.
+type linear struct {
+	p     Params
+	fixed Params
+	rows  []Terms
+	ys, w []float64
+	free  [nFit]bool
+}
+
+// fitAt fits s's α, κ, γ and δ with Crowd held at crowd.
+func fitAt(s series, crowd float64) (linear, error) {
+	a, err := Lookup(s.algo)
+	if err != nil {
+		return linear{}, err
 	}
-	fixed := p
-	rows := make([]Terms, len(pts))
-	ys := make([]float64, len(pts))
+	pts := s.pts
+	p := Params{Alpha: 20e-6, Latency: s.latency, Gamma: 0.5e-9, Kappa: 0.5e-9, Crowd: crowd}
+	if s.rateBits > 0 {
+		p.Beta = 8 / s.rateBits
+	}
+	l := linear{fixed: p, rows: make([]Terms, len(pts)), ys: make([]float64, len(pts)), w: make([]float64, len(pts))}
 	for i, pt := range pts {
-		ys[i] = pt.Time()
-	}
-	w := make([]float64, len(pts))
-	for i := range w {
-		w[i] = 1
+		l.ys[i] = pt.Time()
+		l.w[i] = 1
 	}
 	// At one size (recursive doubling calibrated on every other size of a
 	// sweep with two of its sizes) α and the per-byte costs are one number:
 	// fit α and δ, not κ and γ, which would extrapolate the split to other
 	// sizes at random.
-	free := [nFit]bool{true, true, true, true}
+	l.free = [nFit]bool{true, true, true, true}
 	if sizes := distinctSizes(pts); sizes < 2 {
-		free[1], free[2] = false, false
+		l.free[1], l.free[2] = false, false
 	}
 	for iter := 0; iter < 8; iter++ {
 		for i, pt := range pts {
 			t, _, err := a.TermsAt(p, pt.NP, pt.Bytes, pt.Topology)
 			if err != nil {
-				return Fit{}, fmt.Errorf("model: %s np %d %d B: %w", algo, pt.NP, pt.Bytes, err)
+				return linear{}, fmt.Errorf("model: %s np %d %d B: %w", s.algo, pt.NP, pt.Bytes, err)
 			}
-			rows[i] = t
+			l.rows[i] = t
 		}
-		q := solve(rows, ys, w, fixed, free)
+		q := solve(l.rows, l.ys, l.w, l.fixed, l.free)
 		// Huber weights on the relative residuals, at 1.345 MADs.
 		res := make([]float64, len(pts))
 		for i := range pts {
-			res[i] = (rows[i].At(q) - ys[i]) / ys[i]
+			res[i] = (l.rows[i].At(q) - l.ys[i]) / l.ys[i]
 		}
-		s := 1.4826 * stats.MADSpread(res)
-		if s <= 0 {
-			s = 1e-3
+		sd := 1.4826 * stats.MADSpread(res)
+		if sd <= 0 {
+			sd = 1e-3
 		}
 		for i, r := range res {
-			w[i] = 1
-			if k := 1.345 * s; math.Abs(r) > k {
-				w[i] = k / math.Abs(r)
+			l.w[i] = 1
+			if k := 1.345 * sd; math.Abs(r) > k {
+				l.w[i] = k / math.Abs(r)
 			}
 		}
 		p = q
 	}
-	f := Fit{Algo: algo, Link: link, Params: p, Points: len(pts), NPMin: math.MaxInt, BytesMin: math.MaxInt64}
+	l.p = p
+	return l, nil
+}
+
+// fit is s's Fit at l's parameters, without the intervals.
+func (s series) fit(l linear) Fit {
+	f := Fit{Algo: s.algo, Link: s.link, Params: l.p, Points: len(s.pts), NPMin: math.MaxInt, BytesMin: math.MaxInt64}
 	var lat, bw []float64
-	for i, pt := range pts {
+	for i, pt := range s.pts {
 		f.NPMin, f.NPMax = min(f.NPMin, pt.NP), max(f.NPMax, pt.NP)
 		f.BytesMin, f.BytesMax = min(f.BytesMin, pt.Bytes), max(f.BytesMax, pt.Bytes)
-		pred := rows[i].At(p)
-		e := 100 * math.Abs(pred-ys[i]) / ys[i]
-		if latencyBound(rows[i], p) {
+		e := 100 * math.Abs(l.rows[i].At(l.p)-l.ys[i]) / l.ys[i]
+		if latencyBound(l.rows[i], l.p) {
 			lat = append(lat, e)
 		} else {
 			bw = append(bw, e)
 		}
 	}
 	f.ErrLatencyPct, f.ErrBandwidthPct = medianOr(lat), medianOr(bw)
-	f.Lo, f.Hi = bootstrap(rows, pts, w, fixed, free, seed)
-	return f, nil
+	return f
 }
 
 func distinctSizes(pts []Point) int {
@@ -293,7 +314,7 @@ func solve(rows []Terms, ys, w []float64, fixed Params, free [nFit]bool) Params 
 			}
 		}
 		if !neg {
-			return Params{Alpha: x[0], Latency: fixed.Latency, Beta: fixed.Beta, Kappa: x[1], Gamma: x[2], Step: x[3]}
+			return Params{Alpha: x[0], Latency: fixed.Latency, Beta: fixed.Beta, Kappa: x[1], Gamma: x[2], Step: x[3], Crowd: fixed.Crowd}
 		}
 	}
 }
@@ -334,28 +355,4 @@ func gauss(a [nFit][nFit]float64, b [nFit]float64) [nFit]float64 {
 		}
 	}
 	return x
-}
-
-// bootstrap refits the final linearisation 200 times, each with one round
-// drawn per point, and returns the 2.5th and 97.5th percentiles.
-func bootstrap(rows []Terms, pts []Point, w []float64, fixed Params, free [nFit]bool, seed uint64) (lo, hi Params) {
-	const reps = 200
-	rng := rand.New(rand.NewPCG(seed, 21))
-	var al, be, ga, de []float64
-	ys := make([]float64, len(pts))
-	for range reps {
-		for i, pt := range pts {
-			ys[i] = pt.Rounds[rng.IntN(len(pt.Rounds))]
-		}
-		q := solve(rows, ys, w, fixed, free)
-		al, be, ga, de = append(al, q.Alpha), append(be, q.Kappa), append(ga, q.Gamma), append(de, q.Step)
-	}
-	for _, xs := range [][]float64{al, be, ga, de} {
-		slices.Sort(xs)
-	}
-	lo, hi = fixed, fixed
-	lo.Alpha, lo.Kappa, lo.Gamma = stats.Quantile(al, 0.025), stats.Quantile(be, 0.025), stats.Quantile(ga, 0.025)
-	hi.Alpha, hi.Kappa, hi.Gamma = stats.Quantile(al, 0.975), stats.Quantile(be, 0.975), stats.Quantile(ga, 0.975)
-	lo.Step, hi.Step = stats.Quantile(de, 0.025), stats.Quantile(de, 0.975)
-	return lo, hi
 }

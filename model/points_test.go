@@ -115,8 +115,8 @@ func TestGridParamsTreeSeries(t *testing.T) {
 // as calibrate had before, misses by far more.
 func TestCalibrateTreeSeries(t *testing.T) {
 	const link, cores = "1Gbit,25us", 2
-	rd := Params{Alpha: 60e-6, Latency: 25e-6, Beta: 8e-9, Gamma: 1e-9, Kappa: 0.5e-9, Step: 150e-6}
-	db := Params{Alpha: 15e-6, Latency: 25e-6, Beta: 8e-9, Gamma: 0.3e-9, Kappa: 0.5e-9}
+	rd := Params{Alpha: 60e-6, Latency: 25e-6, Beta: 8e-9, Gamma: 1e-9, Kappa: 0.5e-9, Step: 150e-6, Crowd: 1}
+	db := Params{Alpha: 15e-6, Latency: 25e-6, Beta: 8e-9, Gamma: 0.3e-9, Kappa: 0.5e-9, Crowd: 1}
 	tree, err := Lookup("tree")
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package model
 import (
 	"container/heap"
 	"fmt"
+	"math"
 
 	"github.com/distbench/distbench/internal/core"
 )
@@ -163,7 +164,7 @@ func (s *sim) transfer(src, dst int, o *Op, t float64, reader *float64) float64 
 	b := float64(o.Bytes)
 	f := s.cpuOf(o)
 	start := max(t, s.egress[src])
-	end := start + f*c.alpha + b*(c.beta+f*c.kappa)
+	end := start + s.crowd(f)*c.alpha + b*(c.beta+f*c.kappa)
 	s.egress[src] = end
 	s.finish[src] = max(s.finish[src], end)
 	s.msgs++
@@ -185,9 +186,9 @@ func (s *sim) receive(dst int, t, b, beta, kappa, gamma float64, reduce bool, re
 	return in
 }
 
-// cpuOf is the factor by which o's software costs (α, κ, γ) grow on a host
-// with more ranks running than cores: the host's ranks that take part in
-// o's step (Op.Active) per core, at least 1.
+// cpuOf is the factor by which o's per-byte software costs (κ, γ) grow on
+// a host with more ranks running than cores: the host's ranks that take
+// part in o's step (Op.Active) per core, at least 1 (α: crowd of it).
 func (s *sim) cpuOf(o *Op) float64 {
 	t := &s.topo
 	if o.Active == 0 || t.Cores <= 0 {
@@ -197,18 +198,42 @@ func (s *sim) cpuOf(o *Op) float64 {
 	return max(1, float64(on)/float64(t.Cores))
 }
 
+// crowd is the factor by which a message's fixed cost (α) and a wake-up
+// grow at f running ranks per core: f^Crowd, Crowd fitted by calibrate.
+// Its per-byte costs (κ, γ) grow by f itself: the host's cores copy and
+// add every rank's bytes, f times one rank's, whereas much of a message's
+// fixed cost is waiting (wake-ups, the shaper's timers) that other ranks'
+// work fills (docs/model.md, Parameters).
+func (s *sim) crowd(f float64) float64 {
+	if f <= 1 {
+		return 1
+	}
+	return math.Pow(f, s.topo.Inter.Crowd)
+}
+
+// wakes is Step's factor at f > 1 running ranks per core:
+// (f^Crowd − 1)/Crowd, ln f at Crowd 0 (Box and Cox's transform: the
+// proportional f − 1 at Crowd 1, continuous in Crowd down to 0).
+func (s *sim) wakes(f float64) float64 {
+	c := s.topo.Inter.Crowd
+	if c < 1e-9 {
+		return math.Log(f)
+	}
+	return (math.Pow(f, c) - 1) / c
+}
+
 // wake is when rank r's op o can go on after a message it waits for is
 // in at t: then, where r was busy (sending, reducing) until t; else, where
-// it slept, after a wake-up of Step × (cpu − 1) where its host has more
+// it slept, after a wake-up of Step × (crowd − 1) where its host has more
 // running ranks than cores, the time the scheduler runs the others first
-// (what the per-message α × cpu does not cover: a step of recursive
+// (what the per-message α × crowd does not cover: a step of recursive
 // doubling at np 8 on 2 cores took 2.7× one at np 4, not 2×; docs/model.md).
 func (s *sim) wake(r int, o *Op, t float64) float64 {
 	if s.topo.Inter.Step == 0 || t <= max(s.egress[r], s.cpu[r]) {
 		return t
 	}
 	if f := s.cpuOf(o); f > 1 {
-		return t + s.topo.Inter.Step*(f-1)
+		return t + s.topo.Inter.Step*s.wakes(f)
 	}
 	return t
 }
@@ -434,7 +459,7 @@ func (s *sim) events() (Result, error) {
 		alpha, beta, lat, _, kappa := s.link(r, dst)
 		f := s.cpuOf(o)
 		start := max(t, d.at[i], s.egress[r]) // ready after a wake, maybe later than t
-		end := start + f*alpha + float64(o.Bytes)*(beta+f*kappa)
+		end := start + s.crowd(f)*alpha + float64(o.Bytes)*(beta+f*kappa)
 		s.egress[r] = end
 		s.finish[r] = max(s.finish[r], end)
 		d.busy = true

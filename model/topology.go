@@ -22,8 +22,9 @@ type Topology struct {
 	SlowNIC, SlowRank             int
 	SlowNICFactor, SlowRankFactor float64
 	// Cores, when > 0, is each host's CPU cores: where a host runs more
-	// ranks than cores, each rank's software costs (α, γ) grow by
-	// ranks/cores, as they do on this project's 2-core machines at np 8.
+	// ranks than cores, each rank's per-byte software costs (κ, γ) grow
+	// by ranks/cores, and α by its Crowd-th power (Params.Crowd), as on
+	// this project's 2-core machines at np 8.
 	Cores int
 	// Delay, when set, is each rank's start delay in seconds: how late
 	// it enters the collective (a straggler distribution, see DrawDelays).
@@ -55,8 +56,8 @@ func (t Topology) Validate(n int) error {
 
 func (t Topology) host(r int) int { return r / t.PerHost }
 
-// cpu is the factor by which a host's ranks' software costs grow when
-// they outnumber its cores.
+// cpu is a host's ranks per core where they outnumber its cores, else 1:
+// the factor of their per-byte software costs.
 func (t Topology) cpu() float64 {
 	if t.Cores <= 0 || t.PerHost <= t.Cores {
 		return 1

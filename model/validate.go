@@ -12,6 +12,7 @@ import (
 // for one algorithm on one link: absolute percentage errors.
 type Heldout struct {
 	Algo, Link                    string
+	Fit                           Fit // what predicted the held-out points
 	N                             int
 	MedianPct, GeomeanPct, MaxPct float64
 	Errors                        []PointError
@@ -55,7 +56,7 @@ func Validate(pts []Point, train func(Point) bool, shape LinkShape, seed uint64)
 		k := [2]string{p.Algo, p.Link}
 		h := byKey[k]
 		if h == nil {
-			h = &Heldout{Algo: p.Algo, Link: p.Link}
+			h = &Heldout{Algo: p.Algo, Link: p.Link, Fit: f}
 			byKey[k] = h
 			out = append(out, h)
 		}

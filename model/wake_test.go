@@ -6,10 +6,11 @@ import (
 )
 
 // TestWake: on an oversubscribed host a rank that sleeps on a message pays
-// Step × (running ranks/cores − 1) to resume, and the ranks recursive
-// doubling's fold leaves waiting do not count as running.
+// Step × (running ranks/cores − 1) to resume (at Crowd 1; TestCrowdGrowth
+// has the others), and the ranks recursive doubling's fold leaves waiting
+// do not count as running.
 func TestWake(t *testing.T) {
-	p := Params{Alpha: 20e-6, Latency: 25e-6, Beta: 0.8e-9, Gamma: 0.3e-9, Kappa: 0.3e-9}
+	p := Params{Alpha: 20e-6, Latency: 25e-6, Beta: 0.8e-9, Gamma: 0.3e-9, Kappa: 0.3e-9, Crowd: 1}
 	d := p
 	d.Step = 50e-6
 	for _, c := range []struct {

@@ -73,10 +73,11 @@ func newModelCalibrateCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate RUN_DIR...",
 		Short: "Fit the model's parameters per link and algorithm to sweeps' results",
-		Long: `calibrate fits α (per message), κ (CPU per byte sent) and γ (per byte
-reduced) of every algorithm on every link of the sweeps, the wire's β and
-latency held at the link's shape,
-by robust least squares; each parameter gets a 95% bootstrap interval from
+		Long: `calibrate fits α (per message), κ (CPU per byte sent), γ (per byte
+reduced) and δ (a wake-up on an oversubscribed host) of every algorithm on
+every link of the sweeps, the wire's β and latency held at the link's shape,
+by robust least squares, and one crowd for them all: α and a wake-up grow as
+(ranks per core)^crowd where ranks outnumber the machine's cores; each parameter gets a 95% bootstrap interval from
 the points' rounds. It prints the fit's median error over latency-bound and
 bandwidth-bound points, and writes the calibration (JSON) to -o, by default
 RUN_DIR/` + CalibrationFile + ` of the first run.`,
@@ -113,11 +114,12 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 
 func writeFits(w io.Writer, fits []model.Fit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "link\talgo\tpoints\tβ ns/B (link)\tα µs [95% CI]\tκ ns/B [95% CI]\tγ ns/B [95% CI]\tδ µs [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
+	fmt.Fprintln(tw, "link\talgo\tpoints\tβ ns/B (link)\tα µs [95% CI]\tκ ns/B [95% CI]\tγ ns/B [95% CI]\tδ µs [95% CI]\tcrowd [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
 	for _, f := range fits {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f [%.2f, %.2f]\t%.3f [%.3f, %.3f]\t%.3f [%.3f, %.3f]\t%.2f [%.2f, %.2f]\t%s\t%s\t\n", f.Link, f.Algo, f.Points, f.Params.Beta*1e9,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f [%.2f, %.2f]\t%.3f [%.3f, %.3f]\t%.3f [%.3f, %.3f]\t%.2f [%.2f, %.2f]\t%.1f [%.1f, %.1f]\t%s\t%s\t\n", f.Link, f.Algo, f.Points, f.Params.Beta*1e9,
 			f.Params.Alpha*1e6, f.Lo.Alpha*1e6, f.Hi.Alpha*1e6, f.Params.Kappa*1e9, f.Lo.Kappa*1e9, f.Hi.Kappa*1e9,
-			f.Params.Gamma*1e9, f.Lo.Gamma*1e9, f.Hi.Gamma*1e9, f.Params.Step*1e6, f.Lo.Step*1e6, f.Hi.Step*1e6, pct(f.ErrLatencyPct), pct(f.ErrBandwidthPct))
+			f.Params.Gamma*1e9, f.Lo.Gamma*1e9, f.Hi.Gamma*1e9, f.Params.Step*1e6, f.Lo.Step*1e6, f.Hi.Step*1e6,
+			f.Params.Crowd, f.Lo.Crowd, f.Hi.Crowd, pct(f.ErrLatencyPct), pct(f.ErrBandwidthPct))
 	}
 	tw.Flush()
 }
@@ -159,6 +161,10 @@ or every-other-size (calibrate on the 1st, 3rd, … size of each series).`,
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t\n", h.Link, h.Algo, h.N, h.MedianPct, h.GeomeanPct, h.MaxPct)
 			}
 			tw.Flush()
+			if len(hs) > 0 { // one Crowd for every fit: the machine's
+				f := hs[0].Fit
+				fmt.Fprintf(stdout, "crowd fitted on the training points: %.1f [%.1f, %.1f]\n", f.Params.Crowd, f.Lo.Crowd, f.Hi.Crowd)
+			}
 			if verbose {
 				for _, h := range hs {
 					for _, e := range h.Errors {
