@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "lanetree_amd64.h"
 
 // Batch norm fused with the ReLU after it (bnrelu.go): the kernels of
 // bnkern_amd64.s with the ReLU's forward or its gradient mask folded in,
@@ -48,16 +49,6 @@ affinedone:
 	VMULPD    Y9, Y8, Y8      \
 	VADDPD    Y8, accx, accx
 
-// LANETREE as in bnkern_amd64.s.
-#define MLANETREE(a, b, c, d, xa, xt) \
-	VADDPD       b, a, a  \
-	VADDPD       d, c, c  \
-	VADDPD       c, a, a  \
-	VEXTRACTF128 $1, a, xt \
-	VADDPD       xt, xa, xa \
-	VUNPCKHPD    xa, xa, xt \
-	VADDSD       xt, xa, xa
-
 // func bnDotsMaskAVX2(dy, y, x *float32, n int, mean float64) (sg, sgx float64)
 //
 // bnDotsAVX2 over the ReLU's gradient: Σg and Σg·(x−mean), g masked by y.
@@ -91,8 +82,8 @@ mdots:
 	JMP   mdots
 
 mdotsdone:
-	MLANETREE(Y0, Y1, Y2, Y3, X0, X8)
-	MLANETREE(Y4, Y5, Y6, Y7, X4, X8)
+	LANETREE(Y0, Y1, Y2, Y3, X0, X8)
+	LANETREE(Y4, Y5, Y6, Y7, X4, X8)
 	VMOVSD X0, sg+40(FP)
 	VMOVSD X4, sgx+48(FP)
 	VZEROUPPER
