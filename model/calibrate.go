@@ -213,18 +213,15 @@ func fitAt(s series, crowd float64) (linear, error) {
 			l.rows[i] = t
 		}
 		q := solve(l.rows, l.ys, l.w, l.fixed, l.free)
-		// Huber weights on the relative residuals, at 1.345 MADs.
+		// Huber weights on the relative residuals.
 		res := make([]float64, len(pts))
 		for i := range pts {
 			res[i] = (l.rows[i].At(q) - l.ys[i]) / l.ys[i]
 		}
-		sd := 1.4826 * stats.MADSpread(res)
-		if sd <= 0 {
-			sd = 1e-3
-		}
+		k := huberThreshold(res)
 		for i, r := range res {
 			l.w[i] = 1
-			if k := 1.345 * sd; math.Abs(r) > k {
+			if math.Abs(r) > k {
 				l.w[i] = k / math.Abs(r)
 			}
 		}

@@ -73,9 +73,9 @@ func oversubscribed(ss []series) bool {
 	return false
 }
 
-// huberScale is the Huber threshold of the profile's loss: 1.345 robust
-// standard deviations of the relative residuals of every fit on the grid
-// pooled, one number, so that the losses at different Crowds compare.
+// huberScale is the Huber threshold of the profile's loss over the
+// relative residuals of every fit on the grid pooled, one number, so that
+// the losses at different Crowds compare.
 func huberScale(grid [][]linear) float64 {
 	var res []float64
 	for _, row := range grid {
@@ -85,6 +85,13 @@ func huberScale(grid [][]linear) float64 {
 			}
 		}
 	}
+	return huberThreshold(res)
+}
+
+// huberThreshold is Huber's threshold for residuals res: 1.345 robust
+// standard deviations (1.4826 MADs; 10⁻³ where they have none), past
+// which a residual counts linearly rather than squared.
+func huberThreshold(res []float64) float64 {
 	s := 1.4826 * stats.MADSpread(res)
 	if s <= 0 {
 		s = 1e-3
