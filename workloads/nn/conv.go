@@ -37,7 +37,7 @@ type Conv2d struct {
 	// shift holds where each tap lands when the patch rows are built and
 	// folded back by the shifted-row kernels (a stride-1 convolution that
 	// keeps the map's size, with the assembly); nil otherwise.
-	shift, shift0 *tapMasks // shift0 keeps the last masks built, for reuse
+	shift *tapMasks
 }
 
 // colChunkBytes bounds the patch rows unfolded at a time: whole channels'
@@ -115,10 +115,10 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	c.out = ensure(c.out, n, c.OutC, oh, ow)
 	p, kd, kk := oh*ow, c.InC*c.K*c.K, c.K*c.K
 	c.group = max(1, min(n, (minGEMMCols+p-1)/p))
-	c.shift = nil
 	if useShiftAsm && c.Stride == 1 && oh == h && ow == w && !c.direct() {
-		c.shift = newTapMasks(c.shift0, h, w, c.K, c.Pad)
-		c.shift0 = c.shift
+		c.shift = newTapMasks(c.shift, h, w, c.K, c.Pad) // reused while the geometry holds
+	} else {
+		c.shift = nil
 	}
 	wts := c.Weight.Data
 	ng := c.groups(n)
@@ -250,21 +250,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				sc.dcol = grow(sc.dcol, rows*cols)
 				gemmSerialPacked(c.packed(c.pwT, cc, c0), true, false, rows, cols, c.OutC, 1, wts[c0*kk:], kd, gy, cols, 0, sc.dcol, cols)
 				if c.shift != nil {
-					// The centre tap lands every pixel on itself, so it is
-					// copied over dx rather than added to a cleared dx; the
-					// other taps are added after it.
-					hw, mid := h*w, kk/2
-					for ci := c0; ci < c1; ci++ {
-						row := sc.dcol[((ci-c0)*kk+mid)*cols:]
-						for j := 0; j < g; j++ {
-							copy(c.dx.Data[(i0+j)*inSize+ci*hw:(i0+j)*inSize+(ci+1)*hw], row[j*p:])
-						}
-						for t := 0; t < kk; t++ {
-							if t != mid {
-								c.shift.col2imShift(c.dx.Data[i0*inSize+ci*hw:], sc.dcol[((ci-c0)*kk+t)*cols:], inSize, t, g)
-							}
-						}
-					}
+					c.shift.fold(c.dx.Data[i0*inSize:], sc.dcol, cols, c0, c1, inSize, g)
 					continue
 				}
 				for j := 0; j < g; j++ {
@@ -349,14 +335,10 @@ func (c *Conv2d) unfold(x *Tensor, i0, g, c0, c1 int, sc *convScratch) []float32
 	if c.direct() {
 		return x.Data[i0*inSize : (i0+1)*inSize]
 	}
-	rows, kk := (c1-c0)*c.K*c.K, c.K*c.K
+	rows := (c1 - c0) * c.K * c.K
 	sc.col = grow(sc.col, rows*g*p)
 	if c.shift != nil {
-		for ci := c0; ci < c1; ci++ {
-			for t := 0; t < kk; t++ {
-				c.shift.im2colShift(sc.col[((ci-c0)*kk+t)*g*p:], x.Data[i0*inSize+ci*hw:], inSize, t, g)
-			}
-		}
+		c.shift.unfold(sc.col, x.Data[i0*inSize:], c0, c1, inSize, g)
 		return sc.col
 	}
 	for j := 0; j < g; j++ {

@@ -322,3 +322,34 @@ func newTapMasks(m *tapMasks, h, w, k, pad int) *tapMasks {
 	}
 	return m
 }
+
+// unfold writes the patch rows of channels [c0, c1) of g images into col
+// (rows g·p long, the images side by side), from x, the first image's
+// planes, images inSize floats apart: im2colShift a row at a time.
+func (m *tapMasks) unfold(col, x []float32, c0, c1, inSize, g int) {
+	kk, ld := m.k*m.k, g*m.p
+	for ci := c0; ci < c1; ci++ {
+		for t := 0; t < kk; t++ {
+			m.im2colShift(col[((ci-c0)*kk+t)*ld:], x[ci*m.p:], inSize, t, g)
+		}
+	}
+}
+
+// fold is unfold's adjoint, overwriting channels [c0, c1) of the g images
+// in dx with the sums of their patch rows in col (rows ld apart). The
+// centre tap lands every pixel on itself, so it is copied over dx rather
+// than added to a cleared dx; the other taps are added after it.
+func (m *tapMasks) fold(dx, col []float32, ld, c0, c1, inSize, g int) {
+	kk, mid := m.k*m.k, m.k*m.k/2
+	for ci := c0; ci < c1; ci++ {
+		row := col[((ci-c0)*kk+mid)*ld:]
+		for j := 0; j < g; j++ {
+			copy(dx[j*inSize+ci*m.p:j*inSize+(ci+1)*m.p], row[j*m.p:])
+		}
+		for t := 0; t < kk; t++ {
+			if t != mid {
+				m.col2imShift(dx[ci*m.p:], col[((ci-c0)*kk+t)*ld:], inSize, t, g)
+			}
+		}
+	}
+}

@@ -8,9 +8,10 @@ import (
 )
 
 // TestShiftMatchesIm2col checks the shifted-row kernels against imSame and
-// col2imSame, bit for bit, for a group of images at once: maps whose size
-// is and is not a multiple of 16, 3×3 and 5×5 kernels, one image and
-// several. Sentinels after the patch rows must survive.
+// col2imSame, bit for bit, for a group of images at once, and unfold and
+// fold (as Conv2d calls them): maps whose size is and is not a multiple of
+// 16, 3×3 and 5×5 kernels, one image and several. Sentinels after the
+// patch rows must survive.
 func TestShiftMatchesIm2col(t *testing.T) {
 	if !useShiftAsm {
 		t.Skip("no AVX-512: Conv2d uses imSame and col2imSame")
@@ -37,11 +38,7 @@ func TestShiftMatchesIm2col(t *testing.T) {
 				imSame(x[j*inSize:(j+1)*inSize], c, h, w, k, pad, want[j*p:], ld)
 			}
 			m := newTapMasks(nil, h, w, k, pad)
-			for ci := 0; ci < c; ci++ {
-				for tap := 0; tap < kk; tap++ {
-					m.im2colShift(got[(ci*kk+tap)*ld:], x[ci*p:], inSize, tap, g)
-				}
-			}
+			m.unfold(got, x, 0, c, inSize, g)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("im2col: col[%d] = %v, imSame %v", i, got[i], want[i])
@@ -66,6 +63,20 @@ func TestShiftMatchesIm2col(t *testing.T) {
 			for i := range gotX {
 				if gotX[i] != wantX[i] {
 					t.Fatalf("col2im: x[%d] = %v, col2imSame %v", i, gotX[i], wantX[i])
+				}
+			}
+			// fold, as Conv2d calls it, adds the centre tap first: the same
+			// sums in another order, so equal to rounding, and every pixel
+			// written over whatever dx held.
+			foldX := make([]float32, len(wantX))
+			for i := range foldX {
+				foldX[i] = float32(math.NaN())
+			}
+			copy(foldX[g*inSize:], wantX[g*inSize:])
+			m.fold(foldX, col, ld, 0, c, inSize, g)
+			for i := range foldX {
+				if d := math.Abs(float64(foldX[i] - wantX[i])); !(d <= 1e-5*(1+math.Abs(float64(wantX[i])))) {
+					t.Fatalf("fold: x[%d] = %v, col2imSame %v", i, foldX[i], wantX[i])
 				}
 			}
 		})
