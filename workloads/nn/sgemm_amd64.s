@@ -247,6 +247,17 @@ addend:
 	VFMADD231PS.BCST (aoff+16)(SI), breg, r4 \
 	VFMADD231PS.BCST (aoff+20)(SI), breg, r5
 
+// ZPUT2 adds (or, with store set in R11, stores) two accumulators over
+// two rows of C at DX and DX+R8, then moves DX two rows down.
+#define ZPUT2(r0, r1) \
+	TESTL   R11, R11 \
+	JNE     3(PC) \
+	VADDPS  (DX), r0, r0 \
+	VADDPS  (DX)(R8*1), r1, r1 \
+	VMOVUPS r0, (DX) \
+	VMOVUPS r1, (DX)(R8*1) \
+	LEAQ    (DX)(R8*2), DX
+
 // func sgemmKernel6x16z(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
 //
 // sgemmKernel6x16 on AVX-512: one 16-lane register per row of the tile, so
@@ -308,37 +319,9 @@ zstore:
 	VADDPS Z13, Z7, Z7
 	VADDPS Z14, Z8, Z8
 	VADDPS Z15, Z9, Z9
-	TESTL  R11, R11
-	JNE    zput
-	VADDPS  (DX), Z4, Z4
-	VADDPS  (DX)(R8*1), Z5, Z5
-	VMOVUPS Z4, (DX)
-	VMOVUPS Z5, (DX)(R8*1)
-	LEAQ    (DX)(R8*2), DX
-	VADDPS  (DX), Z6, Z6
-	VADDPS  (DX)(R8*1), Z7, Z7
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, (DX)(R8*1)
-	LEAQ    (DX)(R8*2), DX
-	VADDPS  (DX), Z8, Z8
-	VADDPS  (DX)(R8*1), Z9, Z9
-	VMOVUPS Z8, (DX)
-	VMOVUPS Z9, (DX)(R8*1)
-	LEAQ    (DX)(R8*2), DX
-	JMP     znext
-
-zput:
-	VMOVUPS Z4, (DX)
-	VMOVUPS Z5, (DX)(R8*1)
-	LEAQ    (DX)(R8*2), DX
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, (DX)(R8*1)
-	LEAQ    (DX)(R8*2), DX
-	VMOVUPS Z8, (DX)
-	VMOVUPS Z9, (DX)(R8*1)
-	LEAQ    (DX)(R8*2), DX
-
-znext:
+	ZPUT2(Z4, Z5)
+	ZPUT2(Z6, Z7)
+	ZPUT2(Z8, Z9)
 	DECQ R10
 	JNE  ztile
 	VZEROUPPER
@@ -353,17 +336,6 @@ znext:
 	VFMADD231PS.BCST (aoff+20)(SI), breg, r5 \
 	VFMADD231PS.BCST (aoff+24)(SI), breg, r6 \
 	VFMADD231PS.BCST (aoff+28)(SI), breg, r7
-
-// ZPUT2 adds (or, with store set in R11, stores) two accumulators over
-// two rows of C at DX and DX+R8, then moves DX two rows down.
-#define ZPUT2(r0, r1) \
-	TESTL   R11, R11 \
-	JNE     3(PC) \
-	VADDPS  (DX), r0, r0 \
-	VADDPS  (DX)(R8*1), r1, r1 \
-	VMOVUPS r0, (DX) \
-	VMOVUPS r1, (DX)(R8*1) \
-	LEAQ    (DX)(R8*2), DX
 
 // func sgemmKernel8x16z(k int, a, b *float32, ldb int, c *float32, ldc int, tiles int, store bool)
 //
