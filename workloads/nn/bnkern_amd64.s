@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-#include "lanetree_amd64.h"
+#include "kern_amd64.h"
 
 // func bnSumsAVX2(x *float32, n int, mean float64) (s, ss float64)
 //
@@ -59,12 +59,8 @@ sumsdone:
 // DOTS4 adds the four g lanes at off to acc and their products with
 // (x−mean) to accx.
 #define DOTS4(off, acc, accx) \
-	VCVTPS2PD off(SI), Y8   \
-	VCVTPS2PD off(DI), Y9   \
-	VSUBPD    Y15, Y9, Y9   \
-	VADDPD    Y8, acc, acc  \
-	VMULPD    Y9, Y8, Y8    \
-	VADDPD    Y8, accx, accx
+	VCVTPS2PD off(SI), Y8 \
+	DOTSACC(off, acc, accx)
 
 // func bnDotsAVX2(dy, x *float32, n int, mean float64) (sg, sgx float64)
 //

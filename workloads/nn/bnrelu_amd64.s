@@ -1,7 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-#include "lanetree_amd64.h"
+#include "kern_amd64.h"
 
 // Batch norm fused with the ReLU after it (bnrelu.go): the kernels of
 // bnkern_amd64.s with the ReLU's forward or its gradient mask folded in,
@@ -10,7 +10,7 @@
 // func bnAffineReLUAVX2(dst, x *float32, n int, scale, shift float32)
 //
 // dst = max(x·scale + shift, 0) over n blocks of 8: bnAffineAVX2, then
-// elemkern_amd64.s's RELU8.
+// RELU8.
 TEXT ·bnAffineReLUAVX2(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
@@ -24,8 +24,7 @@ affine:
 	JEQ     affinedone
 	VMULPS  (SI), Y14, Y0
 	VADDPS  Y13, Y0, Y0
-	VMAXPS  Y0, Y15, Y0
-	VADDPS  Y15, Y0, Y0
+	RELU8(Y0)
 	VMOVUPS Y0, (DI)
 	ADDQ    $32, SI
 	ADDQ    $32, DI
@@ -39,15 +38,11 @@ affinedone:
 // MDOTS4 is bnkern_amd64.s's DOTS4 on g = dy where y > 0 (as a signed
 // integer: positive floats), else +0: reluGradAVX2's mask.
 #define MDOTS4(off, acc, accx) \
-	VMOVUPS   off(BX), X10    \
-	VPCMPGTD  X11, X10, X10   \
+	VMOVUPS   off(BX), X10      \
+	VPCMPGTD  X11, X10, X10     \
 	VPAND     off(SI), X10, X10 \
-	VCVTPS2PD X10, Y8         \
-	VCVTPS2PD off(DI), Y9     \
-	VSUBPD    Y15, Y9, Y9     \
-	VADDPD    Y8, acc, acc    \
-	VMULPD    Y9, Y8, Y8      \
-	VADDPD    Y8, accx, accx
+	VCVTPS2PD X10, Y8           \
+	DOTSACC(off, acc, accx)
 
 // func bnDotsMaskAVX2(dy, y, x *float32, n int, mean float64) (sg, sgx float64)
 //

@@ -1,13 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-
-// RELU8 sets reg = max(reg, 0) as Go's max does: VMAXPS returns its second
-// source (reg) for a NaN or two zeros, and adding +0 turns −0 into +0 and
-// leaves every other value as it is.
-#define RELU8(reg) \
-	VMAXPS reg, Y15, reg \
-	VADDPS Y15, reg, reg
+#include "kern_amd64.h"
 
 // func reluAddAVX2(dst, a, b *float32, n int)
 //
