@@ -47,6 +47,24 @@ GLOBL spreadHi<>(SB), RODATA|NOPTR, $64
 	DECL  AX \
 	KMOVW AX, k
 
+// TAILMASKS sets, for a row's last n mod 16 floats (every row's the
+// same, so once a call; CX holds n): K4 the lanes of those outputs, K1 and
+// K2 the lanes of the 2·(n mod 16) − 1 strided floats they span, the first
+// sixteen in K1, the rest in K2. Unused when n is a multiple of 16.
+// Clobbers AX, BX, DX, R11.
+#define TAILMASKS \
+	MOVQ  CX, R11 \
+	ANDQ  $15, R11 \
+	LEAQ  -1(R11)(R11*1), BX \
+	MOVQ  BX, DX \
+	MASK(DX, K1) \
+	SUBQ  $16, BX \
+	JGE   2(PC) \
+	XORQ  BX, BX \
+	MASK(BX, K2) \
+	MOVQ  R11, DX \
+	MASK(DX, K4)
+
 // func gatherStride2Z(dst *float32, dstStride int, src *float32, srcStride int, n, rows int)
 //
 // For each of rows rows: dst[j] = src[2j] for j < n, then dst += dstStride
@@ -64,6 +82,7 @@ TEXT ·gatherStride2Z(SB), NOSPLIT, $0-48
 	VMOVUPS evens<>(SB), Z3
 	MOVL    $0x7fff, AX
 	KMOVW   AX, K3
+	TAILMASKS
 	TESTQ   R10, R10
 	JEQ     gdone
 
@@ -88,16 +107,6 @@ gblk:
 gtail:
 	TESTQ     R11, R11
 	JEQ       gnext
-	// 2·R11 − 1 source floats: the first min(16, ·) in Z0, the rest in Z1.
-	LEAQ      -1(R11)(R11*1), BX
-	MOVQ      BX, DX
-	MASK(DX, K1)
-	SUBQ      $16, BX
-	JGE       2(PC)
-	XORQ      BX, BX
-	MASK(BX, K2)
-	MOVQ      R11, DX
-	MASK(DX, K4)
 	VMOVUPS.Z (R13), K1, Z0
 	VMOVUPS.Z 64(R13), K2, Z1
 	VMOVAPS   Z3, Z2
@@ -135,6 +144,7 @@ TEXT ·scatterAddStride2Z(SB), NOSPLIT, $0-48
 	KMOVW   AX, K3
 	MOVL    $0x5555, AX
 	KMOVW   AX, K5
+	TAILMASKS
 	TESTQ   R10, R10
 	JEQ     sdone
 
@@ -165,15 +175,6 @@ sblk:
 stail:
 	TESTQ     R11, R11
 	JEQ       snext
-	LEAQ      -1(R11)(R11*1), BX
-	MOVQ      BX, DX
-	MASK(DX, K1)
-	SUBQ      $16, BX
-	JGE       2(PC)
-	XORQ      BX, BX
-	MASK(BX, K2)
-	MOVQ      R11, DX
-	MASK(DX, K4)
 	VMOVUPS.Z (R13), K4, Z4
 	VMOVAPS   Z6, Z2
 	VPERMI2PS Z5, Z4, Z2
