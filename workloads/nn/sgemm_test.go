@@ -71,6 +71,19 @@ type gemmCase struct {
 	alpha, beta float32
 }
 
+// strides are A's and B's row strides with no padding: k and n, or m and
+// k where transposed.
+func (tc gemmCase) strides() (lda, ldb int) {
+	lda, ldb = tc.k, tc.n
+	if tc.ta {
+		lda = tc.m
+	}
+	if tc.tb {
+		ldb = tc.k
+	}
+	return lda, ldb
+}
+
 // gemmCases cover 1×1, odd sizes, and both sides of every tile and block
 // edge (mr 6, nr 16, MC 144, KC 256) in every transposition the layers use.
 func gemmCases() []gemmCase {
@@ -211,13 +224,7 @@ func TestGemmBetaZeroBits(t *testing.T) {
 		kerns[name] = k
 	}
 	for _, tc := range gemmCases() {
-		lda, ldb := tc.k, tc.n
-		if tc.ta {
-			lda = tc.m
-		}
-		if tc.tb {
-			ldb = tc.k
-		}
+		lda, ldb := tc.strides()
 		a, b := randSlice(rng, tc.m*tc.k), randSlice(rng, tc.k*tc.n)
 		for name, kern := range kerns {
 			want := make([]float32, tc.m*tc.n)
@@ -246,13 +253,7 @@ func TestGemmTileRowsSameBits(t *testing.T) {
 		pairs["avx512"] = [2]rowsKernel{k6, archKernels["avx512x8"]}
 	}
 	for _, tc := range gemmCases() {
-		lda, ldb := tc.k, tc.n
-		if tc.ta {
-			lda = tc.m
-		}
-		if tc.tb {
-			ldb = tc.k
-		}
+		lda, ldb := tc.strides()
 		a, b, c0 := randSlice(rng, tc.m*tc.k), randSlice(rng, tc.k*tc.n), randSlice(rng, tc.m*tc.n)
 		for name, pair := range pairs {
 			want := append([]float32(nil), c0...)
