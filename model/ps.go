@@ -179,10 +179,10 @@ func psPushPull(p *ranks, workers []int, count, es int, o PSOptions, rotate, fir
 	// push of it is in (a chain of zero-cost joins) and the pull asked.
 	// While they answer, the ranks that run are the servers and the pullers
 	// they answer, one each at a time: 2 per shard (Op.Active), the other
-	// workers blocked on their pulls, their cores lent to those. At 256 KiB
-	// and below, one server answers every worker in turn: on 2 cores at np 8
-	// the proportional share put ps's 256 KiB 52% high at 10Gbit
-	// (docs/model.md).
+	// workers blocked on their pulls, their cores lent to those (at 256 KiB
+	// and below one server answers every worker in turn; counting every
+	// rank as running put those sizes well over the measurements,
+	// docs/model.md).
 	active := uint16(min(len(workers), 2*len(shards)))
 	for _, sh := range shards {
 		s := serverRank(sh.server)

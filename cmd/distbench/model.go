@@ -77,8 +77,8 @@ func newModelCalibrateCmd(stdout io.Writer) *cobra.Command {
 reduced) and δ (a wake-up on an oversubscribed host) of every algorithm on
 every link of the sweeps, the wire's β and latency held at the link's shape,
 by robust least squares, and one crowd for them all: α and a wake-up grow as
-(ranks per core)^crowd where ranks outnumber the machine's cores; each parameter gets a 95% bootstrap interval from
-the points' rounds. It prints the fit's median error over latency-bound and
+(ranks per core)^crowd where ranks outnumber the machine's cores. Each
+parameter gets a 95% bootstrap interval from the points' rounds. It prints the fit's median error over latency-bound and
 bandwidth-bound points, and writes the calibration (JSON) to -o, by default
 RUN_DIR/` + CalibrationFile + ` of the first run.`,
 		Args: cobra.MinimumNArgs(1),
