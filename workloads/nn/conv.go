@@ -38,6 +38,9 @@ type Conv2d struct {
 	// folded back by the shifted-row kernels (a stride-1 convolution that
 	// keeps the map's size, with the assembly); nil otherwise.
 	shift *tapMasks
+	// wino is the F(2×2, 3×3) plan of a same-size 3×3 convolution
+	// (winograd.go): its forward product and dX; nil where im2col's.
+	wino *winograd
 }
 
 // colChunkBytes bounds the patch rows unfolded at a time: whole channels'
@@ -59,6 +62,7 @@ var minGEMMCols = 784
 
 type convScratch struct {
 	col, dcol []float32 // one chunk of a group's unfolded input and its gradient
+	wv, wm    []float32 // a Winograd group's transformed input and products
 	y, dy     []float32 // one group's output and output gradient, [OutC, G·P]
 	dw, db    []float32 // partial gradients of workers other than 0
 }
@@ -120,6 +124,12 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	} else {
 		c.shift = nil
 	}
+	if c.winogradFits(h, w) {
+		c.wino = newWinograd(c.wino, h, w)
+		c.winogradPass(ctx, c.out.Data, x.Data, n, c.InC, c.OutC, false)
+		return c.out
+	}
+	c.wino = nil
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	c.scratch(splits(ctx.workers(), ng))
@@ -184,7 +194,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	ng := c.groups(n)
 	nw := splits(ctx.workers(), ng)
 	c.scratch(nw)
-	if !c.NoInputGrad && !c.direct() {
+	if !c.NoInputGrad && !c.direct() && c.wino == nil {
 		c.packCC = c.chunk(c.group * p)
 		c.pwT = c.packWeights(c.pwT, true, c.packCC)
 	}
@@ -244,7 +254,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				rows := (c1 - c0) * kk
 				col := c.unfold(x, i0, g, c0, c1, sc)
 				gemmSerial(false, true, c.OutC, rows, cols, 1, gy, cols, col, cols, 1, gw[c0*kk:], kd)
-				if c.NoInputGrad {
+				if c.NoInputGrad || c.wino != nil {
 					continue
 				}
 				sc.dcol = grow(sc.dcol, rows*cols)
@@ -270,7 +280,29 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	if c.NoInputGrad {
 		return nil
 	}
+	if c.wino != nil {
+		// dX = dY convolved under W turned 180°, out and in swapped.
+		c.winogradPass(ctx, c.dx.Data, dy.Data, n, c.OutC, c.InC, true)
+	}
 	return c.dx
+}
+
+// winogradPass runs the n images of src (in channels) through c.wino into
+// dst (out channels): the forward product, or with flip dX from dY.
+func (c *Conv2d) winogradPass(ctx *Ctx, dst, src []float32, n, in, out int, flip bool) {
+	p := c.wino
+	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, flip)
+	p.pu = packTransformed(p.pu, p.u, out, in)
+	g := p.group(n, max(in, out))
+	ng := (n + g - 1) / g
+	c.scratch(splits(ctx.workers(), ng))
+	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
+		sc := &c.ws[wk]
+		for gi := lo; gi < hi; gi++ {
+			i0 := gi * g
+			sc.wv, sc.wm = p.convolve(dst, src, i0, min(g, n-i0), in, out, p.u, p.pu, sc.wv, sc.wm)
+		}
+	})
 }
 
 func (c *Conv2d) scratch(workers int) {

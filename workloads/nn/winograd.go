@@ -1,0 +1,250 @@
+package nn
+
+// Winograd's F(2×2, 3×3) for the 3×3 convolutions that keep the map's size
+// (stride 1, padding 1: ResNet's): each 2×2 block of outputs of a channel
+// pair costs 16 multiplications instead of 36, so the forward product and
+// the input gradient's (dX is the same convolution of dY under the kernel
+// turned 180° with in and out swapped) do 4/9 of im2col's work. The
+// transforms of Lavin and Gray (arXiv:1509.09308):
+//
+//	V = Bᵀ d B   (d: a 4×4 input tile, two apart in each direction)
+//	U = G g Gᵀ   (g: a 3×3 kernel)
+//	Y = Aᵀ M A   (M[ξ] = Σ over input channels of U[ξ]·V[ξ]: 16 GEMMs)
+//
+// The 16 products run through the same GEMM as im2col's, [out × in] by
+// [in × tiles]; the input and output transforms are AVX-512 kernels over
+// 16 tiles of a tile row at once (winograd_amd64.s), reading and writing
+// NCHW planes in place, so no patch matrix and no group copies. dW keeps
+// im2col and the dot kernel. The results differ from im2col's by rounding
+// only (the transforms' adds and the ½s of G), and are the same bits for
+// any split of the batch: every sum runs in an order set by the geometry.
+
+// winogradTiles is the number of tiles a group's products aim for (the
+// GEMM's n), winogradBytes the most its transformed input (or output)
+// may take: both sets of 16 matrices stay in a core's L2 beside the
+// weights.
+var (
+	winogradTiles = 784
+	winogradBytes = 512 << 10
+)
+
+// winograd is the plan of a convolution run through F(2×2, 3×3): its map,
+// its tiles and the transformed, packed weights of the last pass.
+type winograd struct {
+	h, w   int // the map, the input's and the output's
+	th, tw int // tile rows and tiles a row: ⌈h/2⌉, ⌈w/2⌉
+	inMask [5]uint16
+	outMsk [3]uint16
+	// U of the pass under way: [16][out][in] forward, [16][in][out] for
+	// dX; and each U[ξ] packed for the GEMM.
+	u  []float32
+	pu [][]float32
+}
+
+// winogradFits reports whether Conv2d runs through F(2×2, 3×3): a 3×3,
+// stride 1, padding 1 convolution without bias on a map 13 to 32 wide (a
+// tile row fills 7 to 16 lanes of one register; at 7×7, 4 lanes, the
+// transforms cost more than the products save), with at least 8 channels
+// each way (fewer make the products too shallow to beat im2col's).
+func (c *Conv2d) winogradFits(h, w int) bool {
+	return useWinograd && c.K == 3 && c.Stride == 1 && c.Pad == 1 && c.Bias == nil &&
+		w >= winogradMinWidth && w <= 32 && c.InC >= 8 && c.OutC >= 8 && h > 0
+}
+
+// winogradMinWidth is the narrowest map run through F(2×2, 3×3); the
+// tests lower it to cover narrow maps.
+var winogradMinWidth = 13
+
+// newWinograd returns the plan for an h×w map, reusing p when it matches.
+func newWinograd(p *winograd, h, w int) *winograd {
+	if p != nil && p.h == h && p.w == w {
+		return p
+	}
+	p = &winograd{h: h, w: w, th: (h + 1) / 2, tw: (w + 1) / 2}
+	p.inMask = winogradInMasks(w, p.tw)
+	p.outMsk = winogradOutMasks(w)
+	return p
+}
+
+// winogradInMasks are the input kernel's lanes: the loads of a row's
+// columns −1…14, 15…30 (the tiles' columns 0 and 1, de-interleaved), 1…16
+// and 17…32 (columns 2 and 3), each lane set where its column is in the
+// map, then the tiles of a row.
+func winogradInMasks(w, tw int) [5]uint16 {
+	var m [5]uint16
+	for l := 0; l < 16; l++ {
+		for i, first := range [4]int{-1, 15, 1, 17} {
+			if col := first + l; col >= 0 && col < w {
+				m[i] |= 1 << l
+			}
+		}
+		if l < tw {
+			m[4] |= 1 << l
+		}
+	}
+	return m
+}
+
+// winogradOutMasks are the output kernel's lanes: a row's columns 0…15
+// and 16…31 in the map, then the tiles of a row.
+func winogradOutMasks(w int) [3]uint16 {
+	var m [3]uint16
+	for l := 0; l < 16; l++ {
+		if l < w {
+			m[0] |= 1 << l
+		}
+		if 16+l < w {
+			m[1] |= 1 << l
+		}
+		if l < (w+1)/2 {
+			m[2] |= 1 << l
+		}
+	}
+	return m
+}
+
+// group is the number of images a product takes: winogradTiles' worth of
+// tiles, no more than winogradBytes of transformed maps of ch channels.
+func (p *winograd) group(n, ch int) int {
+	tt := p.th * p.tw
+	g := max(1, (winogradTiles+tt-1)/tt)
+	g = min(g, max(1, winogradBytes/(16*ch*tt*4)))
+	return min(n, g)
+}
+
+// transformWeights computes U = G g Gᵀ for every kernel of w [out][in][3][3],
+// as 16 matrices [out][in] in dst, or with flip, of the kernel turned 180°
+// as 16 matrices [in][out] (dX's). In float64, rounded once.
+func transformWeights(dst []float32, w []float32, out, in int, flip bool) []float32 {
+	dst = grow(dst, 16*out*in)
+	var g [3][3]float64
+	for o := 0; o < out; o++ {
+		for i := 0; i < in; i++ {
+			k := w[(o*in+i)*9:]
+			for r := 0; r < 3; r++ {
+				for s := 0; s < 3; s++ {
+					if flip {
+						g[r][s] = float64(k[(2-r)*3+2-s])
+					} else {
+						g[r][s] = float64(k[r*3+s])
+					}
+				}
+			}
+			// Gg: 4×3, rows g0, (g0+g1+g2)/2, (g0−g1+g2)/2, g2.
+			var t [4][3]float64
+			for s := 0; s < 3; s++ {
+				t[0][s] = g[0][s]
+				t[1][s] = (g[0][s] + g[1][s] + g[2][s]) / 2
+				t[2][s] = (g[0][s] - g[1][s] + g[2][s]) / 2
+				t[3][s] = g[2][s]
+			}
+			at := o*in + i
+			if flip {
+				at = i*out + o
+			}
+			for r := 0; r < 4; r++ {
+				u := [4]float64{t[r][0], (t[r][0] + t[r][1] + t[r][2]) / 2, (t[r][0] - t[r][1] + t[r][2]) / 2, t[r][2]}
+				for s := 0; s < 4; s++ {
+					dst[(r*4+s)*out*in+at] = float32(u[s])
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// packTransformed packs the 16 matrices of u, rows × cols each, for the
+// GEMM.
+func packTransformed(dst [][]float32, u []float32, rows, cols int) [][]float32 {
+	if len(dst) < 16 {
+		dst = make([][]float32, 16)
+	}
+	for xi := 0; xi < 16; xi++ {
+		dst[xi] = packForGemm(dst[xi], false, false, rows, cols, 1, u[xi*rows*cols:], cols)
+	}
+	return dst
+}
+
+// convolve computes, for images [i0, i0+g) of src (inC planes of h×w an
+// image), the same-size 3×3 convolution under the transformed weights u
+// [16][outC][inC] (pu packed) into dst (outC planes an image). v and m are
+// scratch, grown as needed and returned.
+func (p *winograd) convolve(dst, src []float32, i0, g, inC, outC int, u []float32, pu [][]float32, v, m []float32) ([]float32, []float32) {
+	hw, tt := p.h*p.w, p.th*p.tw
+	tiles := g * tt
+	v = grow(v, 16*inC*tiles)
+	m = grow(m, 16*outC*tiles)
+	for j := 0; j < g; j++ {
+		for ci := 0; ci < inC; ci++ {
+			plane := src[((i0+j)*inC+ci)*hw:]
+			winogradIn(v[ci*tiles+j*tt:], inC*tiles, plane, p)
+		}
+	}
+	for xi := 0; xi < 16; xi++ {
+		gemmSerialPacked(pu[xi], false, false, outC, tiles, inC, 1, u[xi*outC*inC:], inC,
+			v[xi*inC*tiles:], tiles, 0, m[xi*outC*tiles:], tiles)
+	}
+	for j := 0; j < g; j++ {
+		for co := 0; co < outC; co++ {
+			plane := dst[((i0+j)*outC+co)*hw:]
+			winogradOut(plane, m[co*tiles+j*tt:], outC*tiles, p)
+		}
+	}
+	return v, m
+}
+
+// winogradInGo is winogradIn in plain Go, and its reference: the 16
+// transformed values of each tile of the h×w plane x, tile (ty, tx) of
+// value ξ at v[ξ·ld + ty·tw + tx]. Columns first, then rows, in the
+// assembly's order, so the same bits.
+func winogradInGo(v []float32, ld int, x []float32, p *winograd) {
+	at := func(r, c int) float32 {
+		if r < 0 || r >= p.h || c < 0 || c >= p.w {
+			return 0
+		}
+		return x[r*p.w+c]
+	}
+	for ty := 0; ty < p.th; ty++ {
+		for tx := 0; tx < p.tw; tx++ {
+			var r [4][4]float32
+			for i := 0; i < 4; i++ {
+				y, x0 := 2*ty-1+i, 2*tx-1
+				d0, d1, d2, d3 := at(y, x0), at(y, x0+1), at(y, x0+2), at(y, x0+3)
+				r[i] = [4]float32{d0 - d2, d1 + d2, d2 - d1, d1 - d3}
+			}
+			o := ty*p.tw + tx
+			for j := 0; j < 4; j++ {
+				v[(0+j)*ld+o] = r[0][j] - r[2][j]
+				v[(4+j)*ld+o] = r[1][j] + r[2][j]
+				v[(8+j)*ld+o] = r[2][j] - r[1][j]
+				v[(12+j)*ld+o] = r[1][j] - r[3][j]
+			}
+		}
+	}
+}
+
+// winogradOutGo is winogradOut in plain Go, and its reference: the h×w
+// plane y from the 16 products of each tile, value ξ of tile (ty, tx) at
+// m[ξ·ld + ty·tw + tx]; the outputs of a ragged last tile row or column
+// that fall off the map are dropped.
+func winogradOutGo(y []float32, m []float32, ld int, p *winograd) {
+	for ty := 0; ty < p.th; ty++ {
+		for tx := 0; tx < p.tw; tx++ {
+			o := ty*p.tw + tx
+			var w [4][2]float32
+			for i := 0; i < 4; i++ {
+				m0, m1, m2, m3 := m[(4*i)*ld+o], m[(4*i+1)*ld+o], m[(4*i+2)*ld+o], m[(4*i+3)*ld+o]
+				w[i] = [2]float32{m0 + m1 + m2, m1 - m2 - m3}
+			}
+			for b := 0; b < 2; b++ {
+				set := func(a int, val float32) {
+					if r, c := 2*ty+a, 2*tx+b; r < p.h && c < p.w {
+						y[r*p.w+c] = val
+					}
+				}
+				set(0, w[0][b]+w[1][b]+w[2][b])
+				set(1, w[1][b]-w[2][b]-w[3][b])
+			}
+		}
+	}
+}

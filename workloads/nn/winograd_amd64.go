@@ -1,0 +1,44 @@
+//go:build amd64 && !purego
+
+package nn
+
+// The transforms in winograd_amd64.s (AVX-512).
+//
+//go:noescape
+func winogradInZ(v *float32, ld int, x *float32, h, w, th, tw int, masks *uint16)
+
+//go:noescape
+func winogradOutZ(y *float32, m *float32, ld int, h, w, th, tw int, masks *uint16)
+
+// useWinograd: Conv2d runs its same-size 3×3 convolutions through F(2×2,
+// 3×3) where the transforms are vectorised (winogradFits); winogradAsm:
+// the transforms are (the tests turn it off to run the Go ones).
+var (
+	useWinograd = useShiftAsm
+	winogradAsm = useShiftAsm
+)
+
+// winogradIn is winogradInGo (v[ξ·ld + tile]) by the assembly where the
+// CPU has it.
+func winogradIn(v []float32, ld int, x []float32, p *winograd) {
+	if !winogradAsm {
+		winogradInGo(v, ld, x, p)
+		return
+	}
+	tt := p.th * p.tw
+	_ = v[15*ld+tt-1]
+	_ = x[p.h*p.w-1]
+	winogradInZ(&v[0], ld, &x[0], p.h, p.w, p.th, p.tw, &p.inMask[0])
+}
+
+// winogradOut is winogradOutGo by the assembly where the CPU has it.
+func winogradOut(y []float32, m []float32, ld int, p *winograd) {
+	if !winogradAsm {
+		winogradOutGo(y, m, ld, p)
+		return
+	}
+	tt := p.th * p.tw
+	_ = m[15*ld+tt-1]
+	_ = y[p.h*p.w-1]
+	winogradOutZ(&y[0], &m[0], ld, p.h, p.w, p.th, p.tw, &p.outMsk[0])
+}

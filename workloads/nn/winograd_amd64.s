@@ -1,0 +1,236 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Lane indices 0, 2, …, 30 and 1, 3, …, 31: the even and the odd floats
+// of two registers, for VPERMI2PS.
+DATA wgEvens<>+0(SB)/8, $0x0000000200000000
+DATA wgEvens<>+8(SB)/8, $0x0000000600000004
+DATA wgEvens<>+16(SB)/8, $0x0000000a00000008
+DATA wgEvens<>+24(SB)/8, $0x0000000e0000000c
+DATA wgEvens<>+32(SB)/8, $0x0000001200000010
+DATA wgEvens<>+40(SB)/8, $0x0000001600000014
+DATA wgEvens<>+48(SB)/8, $0x0000001a00000018
+DATA wgEvens<>+56(SB)/8, $0x0000001e0000001c
+GLOBL wgEvens<>(SB), RODATA|NOPTR, $64
+DATA wgOdds<>+0(SB)/8, $0x0000000300000001
+DATA wgOdds<>+8(SB)/8, $0x0000000700000005
+DATA wgOdds<>+16(SB)/8, $0x0000000b00000009
+DATA wgOdds<>+24(SB)/8, $0x0000000f0000000d
+DATA wgOdds<>+32(SB)/8, $0x0000001300000011
+DATA wgOdds<>+40(SB)/8, $0x0000001700000015
+DATA wgOdds<>+48(SB)/8, $0x0000001b00000019
+DATA wgOdds<>+56(SB)/8, $0x0000001f0000001d
+GLOBL wgOdds<>(SB), RODATA|NOPTR, $64
+
+// Lane indices 0, 16, 1, 17, …, 7, 23 and 8, 24, …, 15, 31: two registers'
+// low (high) eight floats interleaved, the first's at the even lanes.
+DATA wgZipLo<>+0(SB)/8, $0x0000001000000000
+DATA wgZipLo<>+8(SB)/8, $0x0000001100000001
+DATA wgZipLo<>+16(SB)/8, $0x0000001200000002
+DATA wgZipLo<>+24(SB)/8, $0x0000001300000003
+DATA wgZipLo<>+32(SB)/8, $0x0000001400000004
+DATA wgZipLo<>+40(SB)/8, $0x0000001500000005
+DATA wgZipLo<>+48(SB)/8, $0x0000001600000006
+DATA wgZipLo<>+56(SB)/8, $0x0000001700000007
+GLOBL wgZipLo<>(SB), RODATA|NOPTR, $64
+DATA wgZipHi<>+0(SB)/8, $0x0000001800000008
+DATA wgZipHi<>+8(SB)/8, $0x0000001900000009
+DATA wgZipHi<>+16(SB)/8, $0x0000001a0000000a
+DATA wgZipHi<>+24(SB)/8, $0x0000001b0000000b
+DATA wgZipHi<>+32(SB)/8, $0x0000001c0000000c
+DATA wgZipHi<>+40(SB)/8, $0x0000001d0000000d
+DATA wgZipHi<>+48(SB)/8, $0x0000001e0000000e
+DATA wgZipHi<>+56(SB)/8, $0x0000001f0000000f
+GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
+
+// WGROW(i, r0, r1, r2, r3): input row 2ty−1+i of the tile row (R13 = 2ty−1,
+// R10 at the row's column −1; lanes off the map, and the whole row when
+// it is off the map, load as zeros), de-interleaved into the tiles'
+// columns d0…d3 (16 tiles, Z20–Z23), then r0 = d0 − d2, r1 = d1 + d2,
+// r2 = d2 − d1, r3 = d1 − d3. Clobbers AX, DX, K6, K7, Z16–Z23.
+#define WGROW(i, r0, r1, r2, r3) \
+	LEAQ      i(R13), AX \
+	CMPQ      AX, BX \
+	SBBL      DX, DX \
+	KMOVW     DX, K6 \
+	KANDW     K1, K6, K7 \
+	VMOVUPS.Z (R10), K7, Z16 \
+	KANDW     K2, K6, K7 \
+	VMOVUPS.Z 64(R10), K7, Z17 \
+	KANDW     K3, K6, K7 \
+	VMOVUPS.Z 8(R10), K7, Z18 \
+	KANDW     K4, K6, K7 \
+	VMOVUPS.Z 72(R10), K7, Z19 \
+	VMOVAPS   Z30, Z20 \
+	VPERMI2PS Z17, Z16, Z20 \
+	VMOVAPS   Z31, Z21 \
+	VPERMI2PS Z17, Z16, Z21 \
+	VMOVAPS   Z30, Z22 \
+	VPERMI2PS Z19, Z18, Z22 \
+	VMOVAPS   Z31, Z23 \
+	VPERMI2PS Z19, Z18, Z23 \
+	VSUBPS    Z22, Z20, r0 \
+	VADDPS    Z22, Z21, r1 \
+	VSUBPS    Z21, Z22, r2 \
+	VSUBPS    Z23, Z21, r3
+
+// WGCOL(r0, r1, r2, r3): one column j of V from the rows' r[i][j]: V0j =
+// r0 − r2, V1j = r1 + r2, V2j = r2 − r1, V3j = r1 − r3, stored under K5 at
+// R10 + i·R11 (R10 at value j, R11 four values apart, R12 twelve).
+#define WGCOL(r0, r1, r2, r3) \
+	VSUBPS  r2, r0, Z24 \
+	VADDPS  r2, r1, Z25 \
+	VSUBPS  r1, r2, Z26 \
+	VSUBPS  r3, r1, Z27 \
+	VMOVUPS Z24, K5, (R10) \
+	VMOVUPS Z25, K5, (R10)(R11*1) \
+	VMOVUPS Z26, K5, (R10)(R11*2) \
+	VMOVUPS Z27, K5, (R10)(R12*1)
+
+// func winogradInZ(v *float32, ld int, x *float32, h, w, th, tw int, masks *uint16)
+//
+// winogradInGo for a map at most 32 wide (tw ≤ 16): every tile row's 16
+// values for its tiles, value ξ at v[ξ·ld + ty·tw + tx]. masks: the loads'
+// lanes and the tiles' (winogradInMasks).
+TEXT ·winogradInZ(SB), NOSPLIT, $0-64
+	MOVQ    v+0(FP), DI
+	MOVQ    ld+8(FP), R8
+	SHLQ    $2, R8
+	LEAQ    (R8*4), R11
+	LEAQ    (R11)(R11*2), R12
+	MOVQ    x+16(FP), SI
+	MOVQ    h+24(FP), BX
+	MOVQ    w+32(FP), R9
+	SHLQ    $2, R9
+	MOVQ    th+40(FP), CX
+	MOVQ    tw+48(FP), AX
+	SHLQ    $2, AX
+	MOVQ    AX, tw+48(FP)
+	MOVQ    masks+56(FP), AX
+	KMOVW   (AX), K1
+	KMOVW   2(AX), K2
+	KMOVW   4(AX), K3
+	KMOVW   6(AX), K4
+	KMOVW   8(AX), K5
+	VMOVUPS wgEvens<>(SB), Z30
+	VMOVUPS wgOdds<>(SB), Z31
+	SUBQ    R9, SI
+	SUBQ    $4, SI
+	MOVQ    $-1, R13
+	TESTQ   CX, CX
+	JEQ     indone
+
+intile:
+	MOVQ  SI, R10
+	WGROW(0, Z0, Z1, Z2, Z3)
+	ADDQ  R9, R10
+	WGROW(1, Z4, Z5, Z6, Z7)
+	ADDQ  R9, R10
+	WGROW(2, Z8, Z9, Z10, Z11)
+	ADDQ  R9, R10
+	WGROW(3, Z12, Z13, Z14, Z15)
+	MOVQ  DI, R10
+	WGCOL(Z0, Z4, Z8, Z12)
+	ADDQ  R8, R10
+	WGCOL(Z1, Z5, Z9, Z13)
+	ADDQ  R8, R10
+	WGCOL(Z2, Z6, Z10, Z14)
+	ADDQ  R8, R10
+	WGCOL(Z3, Z7, Z11, Z15)
+	ADDQ  tw+48(FP), DI
+	ADDQ  $2, R13
+	LEAQ  (SI)(R9*2), SI
+	DECQ  CX
+	JNE   intile
+
+indone:
+	VZEROUPPER
+	RET
+
+// WGOROW(w0, w1): the four products of value row i of a tile row (R10 at
+// value 4i, R8 one value apart, R12 three), under K3, to w0 = m0 + m1 +
+// m2 and w1 = m1 − m2 − m3. Clobbers Z16–Z19.
+#define WGOROW(w0, w1) \
+	VMOVUPS.Z (R10), K3, Z16 \
+	VMOVUPS.Z (R10)(R8*1), K3, Z17 \
+	VMOVUPS.Z (R10)(R8*2), K3, Z18 \
+	VMOVUPS.Z (R10)(R12*1), K3, Z19 \
+	VADDPS    Z17, Z16, w0 \
+	VADDPS    Z18, w0, w0 \
+	VSUBPS    Z18, Z17, w1 \
+	VSUBPS    Z19, w1, w1
+
+// func winogradOutZ(y *float32, m *float32, ld int, h, w, th, tw int, masks *uint16)
+//
+// winogradOutGo for a map at most 32 wide: each tile row's 2×2 outputs
+// from its tiles' 16 products, value ξ of tile (ty, tx) at
+// m[ξ·ld + ty·tw + tx], written to rows 2ty and 2ty+1 of the h×w plane y
+// (those in the map; masks: a row's columns 0…15 and 16…31, the tiles').
+TEXT ·winogradOutZ(SB), NOSPLIT, $0-64
+	MOVQ    y+0(FP), DI
+	MOVQ    m+8(FP), SI
+	MOVQ    ld+16(FP), R8
+	SHLQ    $2, R8
+	LEAQ    (R8*4), R11
+	LEAQ    (R8)(R8*2), R12
+	MOVQ    h+24(FP), BX
+	MOVQ    w+32(FP), R9
+	SHLQ    $2, R9
+	MOVQ    th+40(FP), CX
+	MOVQ    tw+48(FP), AX
+	SHLQ    $2, AX
+	MOVQ    AX, tw+48(FP)
+	MOVQ    masks+56(FP), AX
+	KMOVW   (AX), K1
+	KMOVW   2(AX), K2
+	KMOVW   4(AX), K3
+	VMOVUPS wgZipLo<>(SB), Z28
+	VMOVUPS wgZipHi<>(SB), Z29
+	MOVQ    $1, R13
+	TESTQ   CX, CX
+	JEQ     outdone
+
+outtile:
+	MOVQ      SI, R10
+	WGOROW(Z0, Z1)
+	ADDQ      R11, R10
+	WGOROW(Z2, Z3)
+	ADDQ      R11, R10
+	WGOROW(Z4, Z5)
+	ADDQ      R11, R10
+	WGOROW(Z6, Z7)
+	VADDPS    Z2, Z0, Z8
+	VADDPS    Z4, Z8, Z8
+	VADDPS    Z3, Z1, Z9
+	VADDPS    Z5, Z9, Z9
+	VSUBPS    Z4, Z2, Z10
+	VSUBPS    Z6, Z10, Z10
+	VSUBPS    Z5, Z3, Z11
+	VSUBPS    Z7, Z11, Z11
+	VMOVAPS   Z28, Z12
+	VPERMI2PS Z9, Z8, Z12
+	VMOVAPS   Z29, Z13
+	VPERMI2PS Z9, Z8, Z13
+	VMOVUPS   Z12, K1, (DI)
+	VMOVUPS   Z13, K2, 64(DI)
+	CMPQ      R13, BX
+	SBBL      DX, DX
+	KMOVW     DX, K6
+	VMOVAPS   Z28, Z14
+	VPERMI2PS Z11, Z10, Z14
+	VMOVAPS   Z29, Z15
+	VPERMI2PS Z11, Z10, Z15
+	KANDW     K1, K6, K7
+	VMOVUPS   Z14, K7, (DI)(R9*1)
+	KANDW     K2, K6, K7
+	VMOVUPS   Z15, K7, 64(DI)(R9*1)
+	LEAQ      (DI)(R9*2), DI
+	ADDQ      tw+48(FP), SI
+	ADDQ      $2, R13
+	DECQ      CX
+	JNE       outtile
+
+outdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,170 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestWinogradTransforms checks the assembly transforms against the Go
+// ones bit for bit, for every map from 1×1 to 32 wide: every value of every
+// tile written where the tiles say, the planes around left alone, and
+// only the map's pixels written back.
+func TestWinogradTransforms(t *testing.T) {
+	if !winogradAsm {
+		t.Skip("no AVX-512: the Go transforms run, and are the reference")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, h := range []int{1, 2, 3, 7, 14, 28, 31} {
+		for w := 1; w <= 32; w++ {
+			p := newWinograd(nil, h, w)
+			tt := p.th * p.tw
+			ld := tt + 5 // values apart, with a gap that must stay untouched
+			x := randSlice(rng, h*w)
+			got := make([]float32, 16*ld+7)
+			want := make([]float32, len(got))
+			for i := range got {
+				got[i], want[i] = -3, -3
+			}
+			winogradIn(got, ld, x, p)
+			winogradInGo(want, ld, x, p)
+			if i := firstDiff(got, want); i >= 0 {
+				t.Fatalf("%d×%d: input transform [%d] = %v, want %v", h, w, i, got[i], want[i])
+			}
+			m := randSlice(rng, 16*ld)
+			yGot := make([]float32, h*w+9)
+			yWant := make([]float32, len(yGot))
+			for i := range yGot {
+				yGot[i], yWant[i] = float32(math.NaN()), -5
+			}
+			for i := h * w; i < len(yGot); i++ {
+				yGot[i] = -5
+			}
+			winogradOut(yGot, m, ld, p)
+			winogradOutGo(yWant, m, ld, p)
+			if i := firstDiff(yGot, yWant); i >= 0 {
+				t.Fatalf("%d×%d: output transform [%d] = %v, want %v", h, w, i, yGot[i], yWant[i])
+			}
+		}
+	}
+}
+
+// firstDiff is the first index where a and b differ in bits, or −1.
+func firstDiff(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestWinogradConv checks Conv2d through F(2×2, 3×3) against a float64
+// convolution: the output and dX within float32 rounding of the terms'
+// magnitudes, dW the im2col path's bits (it is the same code), and the
+// same bits for one worker and three. With the Go transforms too.
+func TestWinogradConv(t *testing.T) {
+	defer func(u, s bool, w int) { useWinograd, winogradAsm, winogradMinWidth = u, s, w }(useWinograd, winogradAsm, winogradMinWidth)
+	winogradMinWidth = 1
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, asm := range []bool{true, false} {
+		if asm && !winogradAsm {
+			continue // the Go transforms only
+		}
+		for _, tc := range []struct{ n, in, out, h, w int }{
+			{2, 16, 16, 28, 28}, {5, 32, 32, 14, 14}, {17, 64, 64, 7, 7}, {3, 8, 12, 5, 9},
+			{2, 9, 8, 1, 1}, {2, 8, 8, 2, 3}, {1, 8, 8, 32, 32}, {3, 8, 10, 31, 17},
+		} {
+			t.Run(fmt.Sprintf("asm=%v/%+v", asm, tc), func(t *testing.T) {
+				winogradAsm = asm
+				x := &Tensor{Shape: []int{tc.n, tc.in, tc.h, tc.w}, Data: randSlice(rng, tc.n*tc.in*tc.h*tc.w)}
+				dy := &Tensor{Shape: []int{tc.n, tc.out, tc.h, tc.w}, Data: randSlice(rng, tc.n*tc.out*tc.h*tc.w)}
+				wts := randSlice(rng, tc.out*tc.in*9)
+				run := func(wino bool, workers int) (y, dx, dw []float32) {
+					useWinograd = wino
+					c := NewConv2d("c", tc.in, tc.out, 3, 1, 1, false)
+					if _, err := NewNet("t", c, nil, 1); err != nil {
+						t.Fatal(err)
+					}
+					copy(c.Weight.Data, wts)
+					ctx := &Ctx{Train: true, Workers: workers}
+					y = append([]float32(nil), c.Forward(ctx, x).Data...)
+					if (c.wino != nil) != wino {
+						t.Fatalf("Winograd plan %v, want %v", c.wino != nil, wino)
+					}
+					dx = append([]float32(nil), c.Backward(ctx, dy).Data...)
+					return y, dx, c.Weight.Grad
+				}
+				y, dx, dw := run(true, 1)
+				y3, dx3, dw3 := run(true, 3)
+				_, _, dwIm := run(false, 1)
+				for _, d := range []struct {
+					what      string
+					got, want []float32
+				}{{"output, 3 workers", y3, y}, {"dX, 3 workers", dx3, dx}, {"dW, 3 workers", dw3, dw}, {"dW against im2col's", dw, dwIm}} {
+					if i := firstDiff(d.got, d.want); i >= 0 {
+						t.Fatalf("%s [%d] = %v, want %v", d.what, i, d.got[i], d.want[i])
+					}
+				}
+				yRef, yMag := refConvSame(x.Data, wts, tc.n, tc.in, tc.out, tc.h, tc.w, false)
+				dxRef, dxMag := refConvSame(dy.Data, wts, tc.n, tc.out, tc.in, tc.h, tc.w, true)
+				checkWithin(t, "output", y, yRef, yMag)
+				checkWithin(t, "dX", dx, dxRef, dxMag)
+			})
+		}
+	}
+}
+
+// refConvSame is a same-size 3×3 convolution in float64 of n images of in
+// channels under w [out][in][3][3], with the sum of its terms' magnitudes;
+// with adjoint, the input gradient's (src is dY with w's out channels,
+// w's in channels come out).
+func refConvSame(src, w []float32, n, in, out, h, wd int, adjoint bool) (y, mag []float64) {
+	y, mag = make([]float64, n*out*h*wd), make([]float64, n*out*h*wd)
+	for i := 0; i < n; i++ {
+		for o := 0; o < out; o++ {
+			for r := 0; r < h; r++ {
+				for c := 0; c < wd; c++ {
+					var s, a float64
+					for ci := 0; ci < in; ci++ {
+						for kr := 0; kr < 3; kr++ {
+							for kc := 0; kc < 3; kc++ {
+								var sr, sc int
+								var k float32
+								if adjoint { // dx[o] += dy[ci][r−kr+1][c−kc+1]·w[ci][o][kr][kc]
+									sr, sc, k = r-kr+1, c-kc+1, w[((ci*out+o)*3+kr)*3+kc]
+								} else {
+									sr, sc, k = r+kr-1, c+kc-1, w[((o*in+ci)*3+kr)*3+kc]
+								}
+								if sr < 0 || sr >= h || sc < 0 || sc >= wd {
+									continue
+								}
+								v := float64(k) * float64(src[((i*in+ci)*h+sr)*wd+sc])
+								s += v
+								a += math.Abs(v)
+							}
+						}
+					}
+					at := ((i*out+o)*h+r)*wd + c
+					y[at], mag[at] = s, a
+				}
+			}
+		}
+	}
+	return y, mag
+}
+
+// checkWithin fails unless every got is want within 4·10⁻⁶ of its terms'
+// magnitudes (float32 rounding over the transforms and the sums).
+func checkWithin(t *testing.T, what string, got []float32, want, mag []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= 4e-6*mag[i]+1e-30) {
+			t.Fatalf("%s [%d] = %v, want %v (error %.3g of magnitude %.3g)", what, i, got[i], want[i], d, mag[i])
+		}
+	}
+}
