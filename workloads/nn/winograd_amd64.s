@@ -47,8 +47,9 @@ GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
 // WGROW(i, r0, r1, r2, r3): input row 2ty−1+i of the tile row (R13 = 2ty−1,
 // R10 at the row's column −1; lanes off the map, and the whole row when
 // it is off the map, load as zeros), de-interleaved into the tiles'
-// columns d0…d3 (16 tiles, Z20–Z23), then r0 = d0 − d2, r1 = d1 + d2,
-// r2 = d2 − d1, r3 = d1 − d3. Clobbers AX, DX, K6, K7, Z16–Z23.
+// columns d0…d3 (16 tiles: Z20, Z16, Z22, Z18, the odd ones permuted over
+// their loads), then r0 = d0 − d2, r1 = d1 + d2, r2 = d2 − d1,
+// r3 = d1 − d3. Clobbers AX, DX, K6, K7, Z16–Z22.
 #define WGROW(i, r0, r1, r2, r3) \
 	LEAQ      i(R13), AX \
 	CMPQ      AX, BX \
@@ -64,16 +65,14 @@ GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
 	VMOVUPS.Z 72(R10), K7, Z19 \
 	VMOVAPS   Z30, Z20 \
 	VPERMI2PS Z17, Z16, Z20 \
-	VMOVAPS   Z31, Z21 \
-	VPERMI2PS Z17, Z16, Z21 \
+	VPERMT2PS Z17, Z31, Z16 \
 	VMOVAPS   Z30, Z22 \
 	VPERMI2PS Z19, Z18, Z22 \
-	VMOVAPS   Z31, Z23 \
-	VPERMI2PS Z19, Z18, Z23 \
+	VPERMT2PS Z19, Z31, Z18 \
 	VSUBPS    Z22, Z20, r0 \
-	VADDPS    Z22, Z21, r1 \
-	VSUBPS    Z21, Z22, r2 \
-	VSUBPS    Z23, Z21, r3
+	VADDPS    Z22, Z16, r1 \
+	VSUBPS    Z16, Z22, r2 \
+	VSUBPS    Z18, Z16, r3
 
 // WGCOL(r0, r1, r2, r3): one column j of V from the rows' r[i][j]: V0j =
 // r0 − r2, V1j = r1 + r2, V2j = r2 − r1, V3j = r1 − r3, stored under K5 at
@@ -122,6 +121,14 @@ TEXT ·winogradInZ(SB), NOSPLIT, $0-64
 	JEQ     indone
 
 intile:
+	// Rows two tile rows ahead (the maps come from memory; the
+	// prefetcher alone left this kernel waiting on them).
+	LEAQ       (SI)(R9*4), R10
+	LEAQ       (R10)(R9*2), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
 	MOVQ  SI, R10
 	WGROW(0, Z0, Z1, Z2, Z3)
 	ADDQ  R9, R10
@@ -192,6 +199,12 @@ TEXT ·winogradOutZ(SB), NOSPLIT, $0-64
 	JEQ     outdone
 
 outtile:
+	// The output rows two tile rows ahead, for the stores.
+	LEAQ       (DI)(R9*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
 	MOVQ      SI, R10
 	WGOROW(Z0, Z1)
 	ADDQ      R11, R10
