@@ -62,7 +62,8 @@ var minGEMMCols = 784
 
 type convScratch struct {
 	col, dcol []float32 // one chunk of a group's unfolded input and its gradient
-	wv, wm    []float32 // a Winograd group's transformed input and products
+	wv, wm    []float32 // a Winograd group's transformed maps and products
+	du        []float32 // Winograd dW partial sums of workers other than 0
 	y, dy     []float32 // one group's output and output gradient, [OutC, G·P]
 	dw, db    []float32 // partial gradients of workers other than 0
 }
@@ -126,7 +127,7 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	}
 	if c.winogradFits(h, w) {
 		c.wino = newWinograd(c.wino, h, w)
-		c.winogradPass(ctx, c.out.Data, x.Data, n, c.InC, c.OutC, false)
+		c.winogradForward(ctx, x.Data, n)
 		return c.out
 	}
 	c.wino = nil
@@ -190,11 +191,19 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	if !c.NoInputGrad {
 		c.dx = ensure(c.dx, x.Shape...)
 	}
+	if c.wino != nil {
+		c.winogradBackward(ctx, dy.Data, n)
+		ctx.Ready(c.Weight, c.Bias)
+		if c.NoInputGrad {
+			return nil
+		}
+		return c.dx
+	}
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	nw := splits(ctx.workers(), ng)
 	c.scratch(nw)
-	if !c.NoInputGrad && !c.direct() && c.wino == nil {
+	if !c.NoInputGrad && !c.direct() {
 		c.packCC = c.chunk(c.group * p)
 		c.pwT = c.packWeights(c.pwT, true, c.packCC)
 	}
@@ -254,7 +263,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				rows := (c1 - c0) * kk
 				col := c.unfold(x, i0, g, c0, c1, sc)
 				gemmSerial(false, true, c.OutC, rows, cols, 1, gy, cols, col, cols, 1, gw[c0*kk:], kd)
-				if c.NoInputGrad || c.wino != nil {
+				if c.NoInputGrad {
 					continue
 				}
 				sc.dcol = grow(sc.dcol, rows*cols)
@@ -280,29 +289,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	if c.NoInputGrad {
 		return nil
 	}
-	if c.wino != nil {
-		// dX = dY convolved under W turned 180°, out and in swapped.
-		c.winogradPass(ctx, c.dx.Data, dy.Data, n, c.OutC, c.InC, true)
-	}
 	return c.dx
-}
-
-// winogradPass runs the n images of src (in channels) through c.wino into
-// dst (out channels): the forward product, or with flip dX from dY.
-func (c *Conv2d) winogradPass(ctx *Ctx, dst, src []float32, n, in, out int, flip bool) {
-	p := c.wino
-	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, flip)
-	p.pu = packTransformed(p.pu, p.u, out, in)
-	g := p.group(n, max(in, out))
-	ng := (n + g - 1) / g
-	c.scratch(splits(ctx.workers(), ng))
-	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
-		sc := &c.ws[wk]
-		for gi := lo; gi < hi; gi++ {
-			i0 := gi * g
-			sc.wv, sc.wm = p.convolve(dst, src, i0, min(g, n-i0), in, out, p.u, p.pu, sc.wv, sc.wm)
-		}
-	})
 }
 
 func (c *Conv2d) scratch(workers int) {

@@ -39,6 +39,7 @@ type winograd struct {
 	// dX; and each U[ξ] packed for the GEMM.
 	u  []float32
 	pu [][]float32
+	du []float32 // dW in the transformed domain, [16][out][in]
 }
 
 // winogradFits reports whether Conv2d runs through F(2×2, 3×3): a 3×3,
@@ -165,32 +166,143 @@ func packTransformed(dst [][]float32, u []float32, rows, cols int) [][]float32 {
 	return dst
 }
 
-// convolve computes, for images [i0, i0+g) of src (inC planes of h×w an
-// image), the same-size 3×3 convolution under the transformed weights u
-// [16][outC][inC] (pu packed) into dst (outC planes an image). v and m are
-// scratch, grown as needed and returned.
-func (p *winograd) convolve(dst, src []float32, i0, g, inC, outC int, u []float32, pu [][]float32, v, m []float32) ([]float32, []float32) {
+// winogradForward runs the n images of x through c.wino into c.out.
+func (c *Conv2d) winogradForward(ctx *Ctx, x []float32, n int) {
+	p := c.wino
+	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, false)
+	p.pu = packTransformed(p.pu, p.u, c.OutC, c.InC)
+	g := p.group(n, max(c.InC, c.OutC))
+	ng := (n + g - 1) / g
+	c.scratch(splits(ctx.workers(), ng))
+	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
+		sc := &c.ws[wk]
+		for gi := lo; gi < hi; gi++ {
+			i0 := gi * g
+			gn := min(g, n-i0)
+			tiles := gn * p.th * p.tw
+			sc.wv = grow(sc.wv, 16*c.InC*tiles)
+			sc.wm = grow(sc.wm, 16*c.OutC*tiles)
+			p.in(sc.wv, x, i0, gn, c.InC)
+			p.products(sc.wm, sc.wv, tiles, c.OutC, c.InC)
+			p.out(c.out.Data, sc.wm, i0, gn, c.OutC)
+		}
+	})
+}
+
+// winogradBackward adds dW to c.Weight.Grad and, unless NoInputGrad,
+// writes dX to c.dx, from the n images' dy, group by group: V = Bᵀ x B
+// and A·dY·Aᵀ give dU[ξ] += (A·dY·Aᵀ)[ξ]·V[ξ]ᵀ (summed over the batch,
+// then dW = Gᵀ dU G), and dX is dY convolved under W turned 180°, in and
+// out swapped, while the group's dY is still in cache.
+func (c *Conv2d) winogradBackward(ctx *Ctx, dy []float32, n int) {
+	p := c.wino
+	if !c.NoInputGrad {
+		p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, true)
+		p.pu = packTransformed(p.pu, p.u, c.InC, c.OutC)
+	}
+	nu := 16 * c.OutC * c.InC
+	p.du = grow(p.du, nu)
+	clear(p.du)
+	g := p.group(n, max(c.InC, c.OutC))
+	ng := (n + g - 1) / g
+	nw := splits(ctx.workers(), ng)
+	c.scratch(nw)
+	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
+		sc := &c.ws[wk]
+		du := p.du
+		if wk > 0 {
+			// Summed in worker order below, whatever the scheduling.
+			sc.du = grow(sc.du, nu)
+			clear(sc.du)
+			du = sc.du
+		}
+		for gi := lo; gi < hi; gi++ {
+			i0 := gi * g
+			gn := min(g, n-i0)
+			tiles := gn * p.th * p.tw
+			ch := max(c.InC, c.OutC)
+			sc.wv = grow(sc.wv, 16*ch*tiles)
+			sc.wm = grow(sc.wm, 16*ch*tiles)
+			p.in(sc.wv, c.x.Data, i0, gn, c.InC)
+			p.outAdj(sc.wm, dy, i0, gn, c.OutC)
+			for xi := 0; xi < 16; xi++ {
+				gemmSerial(false, true, c.OutC, c.InC, tiles, 1, sc.wm[xi*c.OutC*tiles:], tiles,
+					sc.wv[xi*c.InC*tiles:], tiles, 1, du[xi*nu/16:], c.InC)
+			}
+			if c.NoInputGrad {
+				continue
+			}
+			p.in(sc.wm, dy, i0, gn, c.OutC)
+			p.products(sc.wv, sc.wm, tiles, c.InC, c.OutC)
+			p.out(c.dx.Data, sc.wv, i0, gn, c.InC)
+		}
+	})
+	for wk := 1; wk < nw; wk++ {
+		axpy(1, c.ws[wk].du, p.du)
+	}
+	addWeightGrad(c.Weight.Grad, p.du, c.OutC, c.InC)
+}
+
+// in transforms images [i0, i0+g) of src, ch planes an image, into v:
+// [16][ch][g·tiles], image j's tiles from column j·tiles.
+func (p *winograd) in(v, src []float32, i0, g, ch int) {
 	hw, tt := p.h*p.w, p.th*p.tw
-	tiles := g * tt
-	v = grow(v, 16*inC*tiles)
-	m = grow(m, 16*outC*tiles)
 	for j := 0; j < g; j++ {
-		for ci := 0; ci < inC; ci++ {
-			plane := src[((i0+j)*inC+ci)*hw:]
-			winogradIn(v[ci*tiles+j*tt:], inC*tiles, plane, p)
+		for ci := 0; ci < ch; ci++ {
+			winogradIn(v[ci*g*tt+j*tt:], ch*g*tt, src[((i0+j)*ch+ci)*hw:], p)
 		}
 	}
+}
+
+// outAdj is in for dY under A·dY·Aᵀ (the output transform's adjoint).
+func (p *winograd) outAdj(m, dy []float32, i0, g, ch int) {
+	hw, tt := p.h*p.w, p.th*p.tw
+	for j := 0; j < g; j++ {
+		for co := 0; co < ch; co++ {
+			winogradOutAdj(m[co*g*tt+j*tt:], ch*g*tt, dy[((i0+j)*ch+co)*hw:], p)
+		}
+	}
+}
+
+// products computes m[ξ] = u[ξ]·v[ξ] for the 16 values ξ: u [16][out][in]
+// (p.pu packed), v [16][in][tiles], m [16][out][tiles].
+func (p *winograd) products(m, v []float32, tiles, out, in int) {
 	for xi := 0; xi < 16; xi++ {
-		gemmSerialPacked(pu[xi], false, false, outC, tiles, inC, 1, u[xi*outC*inC:], inC,
-			v[xi*inC*tiles:], tiles, 0, m[xi*outC*tiles:], tiles)
+		gemmSerialPacked(p.pu[xi], false, false, out, tiles, in, 1, p.u[xi*out*in:], in,
+			v[xi*in*tiles:], tiles, 0, m[xi*out*tiles:], tiles)
 	}
+}
+
+// out writes images [i0, i0+g) of dst, ch planes an image, from their
+// tiles' products m ([16][ch][g·tiles]).
+func (p *winograd) out(dst, m []float32, i0, g, ch int) {
+	hw, tt := p.h*p.w, p.th*p.tw
 	for j := 0; j < g; j++ {
-		for co := 0; co < outC; co++ {
-			plane := dst[((i0+j)*outC+co)*hw:]
-			winogradOut(plane, m[co*tiles+j*tt:], outC*tiles, p)
+		for co := 0; co < ch; co++ {
+			winogradOut(dst[((i0+j)*ch+co)*hw:], m[co*g*tt+j*tt:], ch*g*tt, p)
 		}
 	}
-	return v, m
+}
+
+// addWeightGrad adds Gᵀ dU G, the weight transform's adjoint, for every
+// kernel to grad [out][in][3][3], from du [16][out][in]; in float64.
+func addWeightGrad(grad, du []float32, out, in int) {
+	n := out * in
+	for k := 0; k < n; k++ {
+		var t [3][4]float64 // Gᵀ dU
+		for j := 0; j < 4; j++ {
+			d0, d1, d2, d3 := float64(du[j*n+k]), float64(du[(4+j)*n+k]), float64(du[(8+j)*n+k]), float64(du[(12+j)*n+k])
+			t[0][j] = d0 + (d1+d2)/2
+			t[1][j] = (d1 - d2) / 2
+			t[2][j] = (d1+d2)/2 + d3
+		}
+		g := grad[k*9 : k*9+9]
+		for r := 0; r < 3; r++ {
+			g[r*3] += float32(t[r][0] + (t[r][1]+t[r][2])/2)
+			g[r*3+1] += float32((t[r][1] - t[r][2]) / 2)
+			g[r*3+2] += float32((t[r][1]+t[r][2])/2 + t[r][3])
+		}
+	}
 }
 
 // winogradInGo is winogradIn in plain Go, and its reference: the 16
@@ -244,6 +356,34 @@ func winogradOutGo(y []float32, m []float32, ld int, p *winograd) {
 				}
 				set(0, w[0][b]+w[1][b]+w[2][b])
 				set(1, w[1][b]-w[2][b]-w[3][b])
+			}
+		}
+	}
+}
+
+// winogradOutAdjGo is winogradOutAdj in plain Go, and its reference: the
+// 16 values of A·dY·Aᵀ of each tile's 2×2 gradients of the h×w plane dy
+// (zeros off the map), value ξ of tile (ty, tx) at mb[ξ·ld + ty·tw + tx].
+func winogradOutAdjGo(mb []float32, ld int, dy []float32, p *winograd) {
+	at := func(r, c int) float32 {
+		if r >= p.h || c >= p.w {
+			return 0
+		}
+		return dy[r*p.w+c]
+	}
+	for ty := 0; ty < p.th; ty++ {
+		for tx := 0; tx < p.tw; tx++ {
+			var e [2][4]float32
+			for a := 0; a < 2; a++ {
+				d0, d1 := at(2*ty+a, 2*tx), at(2*ty+a, 2*tx+1)
+				e[a] = [4]float32{d0, d0 + d1, d0 - d1, -d1}
+			}
+			o := ty*p.tw + tx
+			for j := 0; j < 4; j++ {
+				mb[j*ld+o] = e[0][j]
+				mb[(4+j)*ld+o] = e[0][j] + e[1][j]
+				mb[(8+j)*ld+o] = e[0][j] - e[1][j]
+				mb[(12+j)*ld+o] = -e[1][j]
 			}
 		}
 	}

@@ -8,6 +8,9 @@ package nn
 func winogradInZ(v *float32, ld int, x *float32, h, w, th, tw int, masks *uint16)
 
 //go:noescape
+func winogradOutAdjZ(mb *float32, ld int, dy *float32, h, w, th, tw int, masks *uint16)
+
+//go:noescape
 func winogradOutZ(y *float32, m *float32, ld int, h, w, th, tw int, masks *uint16)
 
 // useWinograd: Conv2d runs its same-size 3×3 convolutions through F(2×2,
@@ -41,4 +44,16 @@ func winogradOut(y []float32, m []float32, ld int, p *winograd) {
 	_ = m[15*ld+tt-1]
 	_ = y[p.h*p.w-1]
 	winogradOutZ(&y[0], &m[0], ld, p.h, p.w, p.th, p.tw, &p.outMsk[0])
+}
+
+// winogradOutAdj is winogradOutAdjGo by the assembly where the CPU has it.
+func winogradOutAdj(mb []float32, ld int, dy []float32, p *winograd) {
+	if !winogradAsm {
+		winogradOutAdjGo(mb, ld, dy, p)
+		return
+	}
+	tt := p.th * p.tw
+	_ = mb[15*ld+tt-1]
+	_ = dy[p.h*p.w-1]
+	winogradOutAdjZ(&mb[0], ld, &dy[0], p.h, p.w, p.th, p.tw, &p.outMsk[0])
 }

@@ -247,3 +247,99 @@ outtile:
 outdone:
 	VZEROUPPER
 	RET
+
+// WGADJCOL(e0, e1): column j of A·dY·Aᵀ from the rows' e[0][j], e[1][j]:
+// e0, e0 + e1, e0 − e1, −e1 (Z29 the sign bits), stored under K5 at
+// R10 + i·R11 (R10 at value j, R11 four values apart, R12 twelve).
+#define WGADJCOL(e0, e1) \
+	VADDPS  e1, e0, Z24 \
+	VSUBPS  e1, e0, Z25 \
+	VXORPS  Z29, e1, Z26 \
+	VMOVUPS e0, K5, (R10) \
+	VMOVUPS Z24, K5, (R10)(R11*1) \
+	VMOVUPS Z25, K5, (R10)(R11*2) \
+	VMOVUPS Z26, K5, (R10)(R12*1)
+
+// func winogradOutAdjZ(mb *float32, ld int, dy *float32, h, w, th, tw int, masks *uint16)
+//
+// winogradOutAdjGo for a map at most 32 wide: each tile's 16 values of
+// A·dY·Aᵀ from its 2×2 gradients (rows 2ty and 2ty+1 of the h×w plane dy,
+// zeros off the map), value ξ at mb[ξ·ld + ty·tw + tx]. masks: a row's
+// columns 0…15 and 16…31, the tiles' (winogradOutMasks).
+TEXT ·winogradOutAdjZ(SB), NOSPLIT, $0-64
+	MOVQ         mb+0(FP), DI
+	MOVQ         ld+8(FP), R8
+	SHLQ         $2, R8
+	LEAQ         (R8*4), R11
+	LEAQ         (R11)(R11*2), R12
+	MOVQ         dy+16(FP), SI
+	MOVQ         h+24(FP), BX
+	MOVQ         w+32(FP), R9
+	SHLQ         $2, R9
+	MOVQ         th+40(FP), CX
+	MOVQ         tw+48(FP), AX
+	SHLQ         $2, AX
+	MOVQ         AX, tw+48(FP)
+	MOVQ         masks+56(FP), AX
+	KMOVW        (AX), K1
+	KMOVW        2(AX), K2
+	KMOVW        4(AX), K5
+	VMOVUPS      wgEvens<>(SB), Z30
+	VMOVUPS      wgOdds<>(SB), Z31
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z29
+	MOVQ         $1, R13
+	TESTQ        CX, CX
+	JEQ          adjdone
+
+adjtile:
+	// The rows two tile rows ahead.
+	LEAQ       (SI)(R9*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
+	// Row 2ty: d00 in Z20, d01 in Z16; row 2ty+1 (zeros off the map):
+	// d10 in Z22, d11 in Z18.
+	VMOVUPS.Z  (SI), K1, Z16
+	VMOVUPS.Z  64(SI), K2, Z17
+	VMOVAPS    Z30, Z20
+	VPERMI2PS  Z17, Z16, Z20
+	VPERMT2PS  Z17, Z31, Z16
+	CMPQ       R13, BX
+	SBBL       DX, DX
+	KMOVW      DX, K6
+	KANDW      K1, K6, K7
+	VMOVUPS.Z  (SI)(R9*1), K7, Z18
+	KANDW      K2, K6, K7
+	VMOVUPS.Z  64(SI)(R9*1), K7, Z19
+	VMOVAPS    Z30, Z22
+	VPERMI2PS  Z19, Z18, Z22
+	VPERMT2PS  Z19, Z31, Z18
+	// e[a] = d_a0, d_a0 + d_a1, d_a0 − d_a1, −d_a1: row 0 in Z0–Z3,
+	// row 1 in Z4–Z7.
+	VMOVAPS    Z20, Z0
+	VADDPS     Z16, Z20, Z1
+	VSUBPS     Z16, Z20, Z2
+	VXORPS     Z29, Z16, Z3
+	VMOVAPS    Z22, Z4
+	VADDPS     Z18, Z22, Z5
+	VSUBPS     Z18, Z22, Z6
+	VXORPS     Z29, Z18, Z7
+	MOVQ       DI, R10
+	WGADJCOL(Z0, Z4)
+	ADDQ       R8, R10
+	WGADJCOL(Z1, Z5)
+	ADDQ       R8, R10
+	WGADJCOL(Z2, Z6)
+	ADDQ       R8, R10
+	WGADJCOL(Z3, Z7)
+	ADDQ       tw+48(FP), DI
+	LEAQ       (SI)(R9*2), SI
+	ADDQ       $2, R13
+	DECQ       CX
+	JNE        adjtile
+
+adjdone:
+	VZEROUPPER
+	RET

@@ -9,3 +9,7 @@ var useWinograd, winogradAsm = false, false
 func winogradIn(v []float32, ld int, x []float32, p *winograd) { winogradInGo(v, ld, x, p) }
 
 func winogradOut(y []float32, m []float32, ld int, p *winograd) { winogradOutGo(y, m, ld, p) }
+
+func winogradOutAdj(mb []float32, ld int, dy []float32, p *winograd) {
+	winogradOutAdjGo(mb, ld, dy, p)
+}

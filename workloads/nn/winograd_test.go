@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestWinogradTransforms checks the assembly transforms against the Go
-// ones bit for bit, for every map from 1×1 to 32 wide: every value of every
+// TestWinogradTransforms checks the assembly transforms (input, output
+// and the output's adjoint) against the Go ones bit for bit, for every map from 1×1 to 32 wide: every value of every
 // tile written where the tiles say, the planes around left alone, and
 // only the map's pixels written back.
 func TestWinogradTransforms(t *testing.T) {
@@ -46,6 +46,14 @@ func TestWinogradTransforms(t *testing.T) {
 			if i := firstDiff(yGot, yWant); i >= 0 {
 				t.Fatalf("%d×%d: output transform [%d] = %v, want %v", h, w, i, yGot[i], yWant[i])
 			}
+			for i := range got {
+				got[i], want[i] = -3, -3
+			}
+			winogradOutAdj(got, ld, x, p)
+			winogradOutAdjGo(want, ld, x, p)
+			if i := firstDiff(got, want); i >= 0 {
+				t.Fatalf("%d×%d: output transform's adjoint [%d] = %v, want %v", h, w, i, got[i], want[i])
+			}
 		}
 	}
 }
@@ -61,9 +69,10 @@ func firstDiff(a, b []float32) int {
 }
 
 // TestWinogradConv checks Conv2d through F(2×2, 3×3) against a float64
-// convolution: the output and dX within float32 rounding of the terms'
-// magnitudes, dW the im2col path's bits (it is the same code), and the
-// same bits for one worker and three. With the Go transforms too.
+// convolution: the output, dX and dW within float32 rounding of the
+// terms' magnitudes; the output and dX the same bits for one worker and
+// three (dW sums the workers' parts in another order). With the Go
+// transforms too.
 func TestWinogradConv(t *testing.T) {
 	defer func(u, s bool, w int) { useWinograd, winogradAsm, winogradMinWidth = u, s, w }(useWinograd, winogradAsm, winogradMinWidth)
 	winogradMinWidth = 1
@@ -98,19 +107,21 @@ func TestWinogradConv(t *testing.T) {
 				}
 				y, dx, dw := run(true, 1)
 				y3, dx3, dw3 := run(true, 3)
-				_, _, dwIm := run(false, 1)
 				for _, d := range []struct {
 					what      string
 					got, want []float32
-				}{{"output, 3 workers", y3, y}, {"dX, 3 workers", dx3, dx}, {"dW, 3 workers", dw3, dw}, {"dW against im2col's", dw, dwIm}} {
+				}{{"output, 3 workers", y3, y}, {"dX, 3 workers", dx3, dx}} {
 					if i := firstDiff(d.got, d.want); i >= 0 {
 						t.Fatalf("%s [%d] = %v, want %v", d.what, i, d.got[i], d.want[i])
 					}
 				}
 				yRef, yMag := refConvSame(x.Data, wts, tc.n, tc.in, tc.out, tc.h, tc.w, false)
 				dxRef, dxMag := refConvSame(dy.Data, wts, tc.n, tc.out, tc.in, tc.h, tc.w, true)
+				dwRef, dwMag := refWeightGrad(x.Data, dy.Data, tc.n, tc.in, tc.out, tc.h, tc.w)
 				checkWithin(t, "output", y, yRef, yMag)
 				checkWithin(t, "dX", dx, dxRef, dxMag)
+				checkWithin(t, "dW", dw, dwRef, dwMag)
+				checkWithin(t, "dW, 3 workers", dw3, dwRef, dwMag)
 			})
 		}
 	}
@@ -153,6 +164,36 @@ func refConvSame(src, w []float32, n, in, out, h, wd int, adjoint bool) (y, mag 
 		}
 	}
 	return y, mag
+}
+
+// refWeightGrad is the same-size 3×3 convolution's dW in float64, with
+// the sum of its terms' magnitudes: dW[o][i][kr][kc] = Σ dy[o][r][c]·
+// x[i][r+kr−1][c+kc−1] over the images and the map.
+func refWeightGrad(x, dy []float32, n, in, out, h, wd int) (dw, mag []float64) {
+	dw, mag = make([]float64, out*in*9), make([]float64, out*in*9)
+	for o := 0; o < out; o++ {
+		for i := 0; i < in; i++ {
+			for k := 0; k < 9; k++ {
+				kr, kc := k/3, k%3
+				var s, a float64
+				for b := 0; b < n; b++ {
+					for r := 0; r < h; r++ {
+						for c := 0; c < wd; c++ {
+							sr, sc := r+kr-1, c+kc-1
+							if sr < 0 || sr >= h || sc < 0 || sc >= wd {
+								continue
+							}
+							v := float64(dy[((b*out+o)*h+r)*wd+c]) * float64(x[((b*in+i)*h+sr)*wd+sc])
+							s += v
+							a += math.Abs(v)
+						}
+					}
+				}
+				dw[(o*in+i)*9+k], mag[(o*in+i)*9+k] = s, a
+			}
+		}
+	}
+	return dw, mag
 }
 
 // checkWithin fails unless every got is want within 4·10⁻⁶ of its terms'
