@@ -15,7 +15,9 @@ import (
 // few channels' rows at a time (colChunkBytes), each chunk multiplied while
 // it is still in cache, and rebuilt the same way in Backward. The batch is
 // split across Ctx.Workers goroutines, each with its own scratch, so
-// products run serially inside each worker.
+// products run serially inside each worker. A 3×3 convolution that keeps
+// the map's size (ResNet's) runs through Winograd's F(2×2, 3×3) instead
+// where winogradFits says it pays (winograd.go).
 type Conv2d struct {
 	InC, OutC, K, Stride, Pad int
 	Weight                    *Param // [OutC, InC, K, K]
@@ -39,7 +41,7 @@ type Conv2d struct {
 	// keeps the map's size, with the assembly); nil otherwise.
 	shift *tapMasks
 	// wino is the F(2×2, 3×3) plan of a same-size 3×3 convolution
-	// (winograd.go): its forward product and dX; nil where im2col's.
+	// (winograd.go), which then runs both passes; nil where im2col's.
 	wino *winograd
 }
 
@@ -120,17 +122,21 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 	c.out = ensure(c.out, n, c.OutC, oh, ow)
 	p, kd, kk := oh*ow, c.InC*c.K*c.K, c.K*c.K
 	c.group = max(1, min(n, (minGEMMCols+p-1)/p))
-	if useShiftAsm && c.Stride == 1 && oh == h && ow == w && !c.direct() {
+	if c.winogradFits(h, w) {
+		c.wino = newWinograd(c.wino, h, w) // reused while the map holds
+	} else {
+		c.wino = nil
+	}
+	// The shifted rows serve im2col, which a small map's Winograd dW keeps.
+	if useShiftAsm && c.Stride == 1 && oh == h && ow == w && !c.direct() && (c.wino == nil || c.wino.small != nil) {
 		c.shift = newTapMasks(c.shift, h, w, c.K, c.Pad) // reused while the geometry holds
 	} else {
 		c.shift = nil
 	}
-	if c.winogradFits(h, w) {
-		c.wino = newWinograd(c.wino, h, w)
+	if c.wino != nil {
 		c.winogradForward(ctx, x.Data, n)
 		return c.out
 	}
-	c.wino = nil
 	wts := c.Weight.Data
 	ng := c.groups(n)
 	c.scratch(splits(ctx.workers(), ng))
@@ -191,7 +197,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	if !c.NoInputGrad {
 		c.dx = ensure(c.dx, x.Shape...)
 	}
-	if c.wino != nil {
+	if c.wino != nil && c.wino.small == nil {
 		c.winogradBackward(ctx, dy.Data, n)
 		ctx.Ready(c.Weight, c.Bias)
 		if c.NoInputGrad {
@@ -203,7 +209,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	ng := c.groups(n)
 	nw := splits(ctx.workers(), ng)
 	c.scratch(nw)
-	if !c.NoInputGrad && !c.direct() {
+	if !c.NoInputGrad && !c.direct() && c.wino == nil {
 		c.packCC = c.chunk(c.group * p)
 		c.pwT = c.packWeights(c.pwT, true, c.packCC)
 	}
@@ -263,7 +269,7 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 				rows := (c1 - c0) * kk
 				col := c.unfold(x, i0, g, c0, c1, sc)
 				gemmSerial(false, true, c.OutC, rows, cols, 1, gy, cols, col, cols, 1, gw[c0*kk:], kd)
-				if c.NoInputGrad {
+				if c.NoInputGrad || c.wino != nil {
 					continue
 				}
 				sc.dcol = grow(sc.dcol, rows*cols)
@@ -288,6 +294,9 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 	ctx.Ready(c.Weight, c.Bias)
 	if c.NoInputGrad {
 		return nil
+	}
+	if c.wino != nil {
+		c.winogradDX(ctx, dy.Data, n)
 	}
 	return c.dx
 }

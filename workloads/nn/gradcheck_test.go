@@ -56,6 +56,11 @@ func gradCases() []gradCase {
 		{name: "batchnorm-relu-train", layer: func() Layer { return NewBatchNorm2dReLU("bn", 3) }, in: []int{3, 3, 2, 2}, train: true},
 		{name: "batchnorm-relu-train-2workers", layer: func() Layer { return NewBatchNorm2dReLU("bn", 3) }, in: []int{2, 3, 3, 1}, train: true, workers: 2},
 		{name: "batchnorm-relu-eval", layer: func() Layer { return NewBatchNorm2dReLU("bn", 2) }, in: []int{2, 2, 2, 2}},
+		// Through Winograd's F(2×2, 3×3) (8 channels, 13 wide: winogradFits),
+		// a ragged last tile row and column.
+		{name: "conv3x3-winograd-2workers", layer: conv(8, 8, 3, 1, 1, false), in: []int{2, 8, 13, 13}, workers: 2},
+		// A small map (one register of tiles, wgSmall): dW stays im2col's.
+		{name: "conv3x3-winograd-small", layer: conv(8, 8, 3, 1, 1, false), in: []int{2, 8, 7, 7}},
 	}
 }
 

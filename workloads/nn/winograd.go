@@ -14,15 +14,18 @@ package nn
 // The 16 products run through the same GEMM as im2col's, [out × in] by
 // [in × tiles]; the input and output transforms are AVX-512 kernels over
 // 16 tiles of a tile row at once (winograd_amd64.s), reading and writing
-// NCHW planes in place, so no patch matrix and no group copies. dW keeps
-// im2col and the dot kernel. The results differ from im2col's by rounding
-// only (the transforms' adds and the ½s of G), and are the same bits for
-// any split of the batch: every sum runs in an order set by the geometry.
+// NCHW planes in place, so no patch matrix and no group copies. dW is
+// Gᵀ dU G of dU[ξ] = Σ over tiles of (A·dY·Aᵀ)[ξ]·V[ξ]ᵀ, by the dot
+// kernel. The results differ from im2col's by rounding only (the
+// transforms' adds and the ½s of G); the output and dX are the same bits
+// for any split of the batch (every sum runs in an order set by the
+// geometry), dW sums the workers' parts in worker order, as im2col's.
 
 // winogradTiles is the number of tiles a group's products aim for (the
 // GEMM's n), winogradBytes the most its transformed input (or output)
 // may take: both sets of 16 matrices stay in a core's L2 beside the
-// weights.
+// weights. (ResNet-20's 28×28 layers then take 2 images a group, its
+// 14×14 ones 5; 256 to 784 tiles measured the same within noise.)
 var (
 	winogradTiles = 784
 	winogradBytes = 512 << 10
@@ -40,16 +43,22 @@ type winograd struct {
 	u  []float32
 	pu [][]float32
 	du []float32 // dW in the transformed domain, [16][out][in]
+	// small holds the tables of a map whose plane and tiles fit one
+	// register each (winograd_small.go), where the assembly runs; nil
+	// otherwise.
+	small *wgSmall
 }
 
 // winogradFits reports whether Conv2d runs through F(2×2, 3×3): a 3×3,
-// stride 1, padding 1 convolution without bias on a map 13 to 32 wide (a
-// tile row fills 7 to 16 lanes of one register; at 7×7, 4 lanes, the
-// transforms cost more than the products save), with at least 8 channels
-// each way (fewer make the products too shallow to beat im2col's).
+// stride 1, padding 1 convolution without bias, with at least 8 channels
+// each way (fewer make the products too shallow to beat im2col's), on a
+// map 13 to 32 wide (a tile row fills 7 to 16 lanes of one register; at
+// 7×7 a tile row is 4 lanes and the transforms cost more than the
+// products save) or, with the assembly, one small enough that a plane's
+// tiles fill one register (smallFits: 7×7, 8×8).
 func (c *Conv2d) winogradFits(h, w int) bool {
 	return useWinograd && c.K == 3 && c.Stride == 1 && c.Pad == 1 && c.Bias == nil &&
-		w >= winogradMinWidth && w <= 32 && c.InC >= 8 && c.OutC >= 8 && h > 0
+		(w >= winogradMinWidth && w <= 32 || winogradAsm && smallFits(h, w)) && c.InC >= 8 && c.OutC >= 8 && h > 0
 }
 
 // winogradMinWidth is the narrowest map run through F(2×2, 3×3); the
@@ -62,6 +71,9 @@ func newWinograd(p *winograd, h, w int) *winograd {
 		return p
 	}
 	p = &winograd{h: h, w: w, th: (h + 1) / 2, tw: (w + 1) / 2}
+	if winogradAsm && smallFits(h, w) {
+		p.small = newSmall(h, w)
+	}
 	p.inMask = winogradInMasks(w, p.tw)
 	p.outMsk = winogradOutMasks(w)
 	return p
@@ -216,11 +228,11 @@ func (c *Conv2d) winogradBackward(ctx *Ctx, dy []float32, n int) {
 			clear(sc.du)
 			du = sc.du
 		}
+		ch := max(c.InC, c.OutC)
 		for gi := lo; gi < hi; gi++ {
 			i0 := gi * g
 			gn := min(g, n-i0)
 			tiles := gn * p.th * p.tw
-			ch := max(c.InC, c.OutC)
 			sc.wv = grow(sc.wv, 16*ch*tiles)
 			sc.wm = grow(sc.wm, 16*ch*tiles)
 			p.in(sc.wv, c.x.Data, i0, gn, c.InC)
@@ -248,6 +260,10 @@ func (c *Conv2d) winogradBackward(ctx *Ctx, dy []float32, n int) {
 func (p *winograd) in(v, src []float32, i0, g, ch int) {
 	hw, tt := p.h*p.w, p.th*p.tw
 	for j := 0; j < g; j++ {
+		if p.small != nil {
+			winogradInSmall(v[j*tt:], ch*g*tt, src[(i0+j)*ch*hw:], ch, g*tt, p)
+			continue
+		}
 		for ci := 0; ci < ch; ci++ {
 			winogradIn(v[ci*g*tt+j*tt:], ch*g*tt, src[((i0+j)*ch+ci)*hw:], p)
 		}
@@ -258,6 +274,10 @@ func (p *winograd) in(v, src []float32, i0, g, ch int) {
 func (p *winograd) outAdj(m, dy []float32, i0, g, ch int) {
 	hw, tt := p.h*p.w, p.th*p.tw
 	for j := 0; j < g; j++ {
+		if p.small != nil {
+			winogradOutAdjSmall(m[j*tt:], ch*g*tt, dy[(i0+j)*ch*hw:], ch, g*tt, p)
+			continue
+		}
 		for co := 0; co < ch; co++ {
 			winogradOutAdj(m[co*g*tt+j*tt:], ch*g*tt, dy[((i0+j)*ch+co)*hw:], p)
 		}
@@ -278,6 +298,10 @@ func (p *winograd) products(m, v []float32, tiles, out, in int) {
 func (p *winograd) out(dst, m []float32, i0, g, ch int) {
 	hw, tt := p.h*p.w, p.th*p.tw
 	for j := 0; j < g; j++ {
+		if p.small != nil {
+			winogradOutSmall(dst[(i0+j)*ch*hw:], m[j*tt:], ch*g*tt, ch, g*tt, p)
+			continue
+		}
 		for co := 0; co < ch; co++ {
 			winogradOut(dst[((i0+j)*ch+co)*hw:], m[co*g*tt+j*tt:], ch*g*tt, p)
 		}
@@ -387,4 +411,29 @@ func winogradOutAdjGo(mb []float32, ld int, dy []float32, p *winograd) {
 			}
 		}
 	}
+}
+
+// winogradDX writes dX to c.dx from the n images' dy through c.wino: the
+// backward of a small map, whose dW stays with im2col (at 16 tiles an
+// image, dU's dot products are too short to pay).
+func (c *Conv2d) winogradDX(ctx *Ctx, dy []float32, n int) {
+	p := c.wino
+	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, true)
+	p.pu = packTransformed(p.pu, p.u, c.InC, c.OutC)
+	g := p.group(n, max(c.InC, c.OutC))
+	ng := (n + g - 1) / g
+	c.scratch(splits(ctx.workers(), ng))
+	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
+		sc := &c.ws[wk]
+		for gi := lo; gi < hi; gi++ {
+			i0 := gi * g
+			gn := min(g, n-i0)
+			tiles := gn * p.th * p.tw
+			sc.wv = grow(sc.wv, 16*c.OutC*tiles)
+			sc.wm = grow(sc.wm, 16*c.InC*tiles)
+			p.in(sc.wv, dy, i0, gn, c.OutC)
+			p.products(sc.wm, sc.wv, tiles, c.InC, c.OutC)
+			p.out(c.dx.Data, sc.wm, i0, gn, c.InC)
+		}
+	})
 }

@@ -11,6 +11,15 @@ func winogradInZ(v *float32, ld int, x *float32, h, w, th, tw int, masks *uint16
 func winogradOutAdjZ(mb *float32, ld int, dy *float32, h, w, th, tw int, masks *uint16)
 
 //go:noescape
+func winogradInSmallZ(v *float32, ld int, x *float32, planes, hw, step int, tab *wgSmall)
+
+//go:noescape
+func winogradOutAdjSmallZ(mb *float32, ld int, dy *float32, planes, hw, step int, tab *wgSmall)
+
+//go:noescape
+func winogradOutSmallZ(y *float32, ld int, m *float32, planes, hw, step int, tab *wgSmall)
+
+//go:noescape
 func winogradOutZ(y *float32, m *float32, ld int, h, w, th, tw int, masks *uint16)
 
 // useWinograd: Conv2d runs its same-size 3×3 convolutions through F(2×2,
@@ -56,4 +65,28 @@ func winogradOutAdj(mb []float32, ld int, dy []float32, p *winograd) {
 	_ = mb[15*ld+tt-1]
 	_ = dy[p.h*p.w-1]
 	winogradOutAdjZ(&mb[0], ld, &dy[0], p.h, p.w, p.th, p.tw, &p.outMsk[0])
+}
+
+// The small maps' kernels (wgSmall), ch planes of one image at a time: the
+// plane k's values at ξ·ld + k·step.
+
+func winogradInSmall(v []float32, ld int, x []float32, ch, step int, p *winograd) {
+	hw, tt := p.h*p.w, p.th*p.tw
+	_ = v[15*ld+(ch-1)*step+tt-1]
+	_ = x[ch*hw-1]
+	winogradInSmallZ(&v[0], ld, &x[0], ch, hw, step, p.small)
+}
+
+func winogradOutAdjSmall(mb []float32, ld int, dy []float32, ch, step int, p *winograd) {
+	hw, tt := p.h*p.w, p.th*p.tw
+	_ = mb[15*ld+(ch-1)*step+tt-1]
+	_ = dy[ch*hw-1]
+	winogradOutAdjSmallZ(&mb[0], ld, &dy[0], ch, hw, step, p.small)
+}
+
+func winogradOutSmall(y []float32, m []float32, ld, ch, step int, p *winograd) {
+	hw, tt := p.h*p.w, p.th*p.tw
+	_ = m[15*ld+(ch-1)*step+tt-1]
+	_ = y[ch*hw-1]
+	winogradOutSmallZ(&y[0], ld, &m[0], ch, hw, step, p.small)
 }

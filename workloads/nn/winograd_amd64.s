@@ -87,6 +87,61 @@ GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
 	VMOVUPS Z26, K5, (R10)(R11*2) \
 	VMOVUPS Z27, K5, (R10)(R12*1)
 
+// WGGATHER(dst): the 16 lanes of the wgGather at R13 from the 64 floats in
+// Z0–Z3 (zeros where it selects none), then R13 to the next entry.
+// Clobbers K1, K2, Z26, Z27.
+#define WGGATHER(dst) \
+	VMOVUPS     (R13), Z26 \
+	VMOVAPS     Z26, Z27 \
+	KMOVW       64(R13), K1 \
+	KMOVW       66(R13), K2 \
+	VPERMI2PS.Z Z1, Z0, K1, Z26 \
+	VPERMI2PS.Z Z3, Z2, K2, Z27 \
+	VBLENDMPS   Z27, Z26, K2, dst \
+	ADDQ        $72, R13
+
+// WGSMALLROW(r0, r1, r2, r3): row i of every tile of a small plane (the
+// next four wgGathers: d0…d3), to r0 = d0 − d2, r1 = d1 + d2, r2 = d2 − d1,
+// r3 = d1 − d3. Clobbers Z20–Z23 and WGGATHER's.
+#define WGSMALLROW(r0, r1, r2, r3) \
+	WGGATHER(Z20) \
+	WGGATHER(Z21) \
+	WGGATHER(Z22) \
+	WGGATHER(Z23) \
+	VSUBPS Z22, Z20, r0 \
+	VADDPS Z22, Z21, r1 \
+	VSUBPS Z21, Z22, r2 \
+	VSUBPS Z23, Z21, r3
+
+// WGLOADPLANE: the plane at SI into Z0–Z3 under K3, K4, K6, K7 (its floats
+// in each register; the rest zeros).
+#define WGLOADPLANE \
+	VMOVUPS.Z (SI), K3, Z0 \
+	VMOVUPS.Z 64(SI), K4, Z1 \
+	VMOVUPS.Z 128(SI), K6, Z2 \
+	VMOVUPS.Z 192(SI), K7, Z3
+
+// WGSMALLSETUP: the small kernels' common arguments (their frames agree
+// on them): DI the first, R8 ld in bytes, R11 four values, R12 twelve, SI
+// the third, CX planes, R9 hw in bytes, BX step in bytes, DX the tables,
+// K3, K4, K6, K7 the plane's lanes, K5 the tiles'.
+#define WGSMALLSETUP \
+	MOVQ  ld+8(FP), R8 \
+	SHLQ  $2, R8 \
+	LEAQ  (R8*4), R11 \
+	LEAQ  (R11)(R11*2), R12 \
+	MOVQ  planes+24(FP), CX \
+	MOVQ  hw+32(FP), R9 \
+	SHLQ  $2, R9 \
+	MOVQ  step+40(FP), BX \
+	SHLQ  $2, BX \
+	MOVQ  tab+48(FP), DX \
+	KMOVW 1728(DX), K3 \
+	KMOVW 1730(DX), K4 \
+	KMOVW 1732(DX), K6 \
+	KMOVW 1734(DX), K7 \
+	KMOVW 1736(DX), K5
+
 // func winogradInZ(v *float32, ld int, x *float32, h, w, th, tw int, masks *uint16)
 //
 // winogradInGo for a map at most 32 wide (tw ≤ 16): every tile row's 16
@@ -341,5 +396,138 @@ adjtile:
 	JNE        adjtile
 
 adjdone:
+	VZEROUPPER
+	RET
+
+// func winogradInSmallZ(v *float32, ld int, x *float32, planes, hw, step int, tab *wgSmall)
+//
+// winogradInGo for planes small maps (wgSmall) hw floats apart from x, a
+// plane's 16 tiles in one register: plane k's value ξ of tile t at
+// v[ξ·ld + k·step + t].
+TEXT ·winogradInSmallZ(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DI
+	MOVQ x+16(FP), SI
+	WGSMALLSETUP
+	TESTQ CX, CX
+	JEQ   insdone
+
+insplane:
+	WGLOADPLANE
+	MOVQ DX, R13
+	WGSMALLROW(Z4, Z5, Z6, Z7)
+	WGSMALLROW(Z8, Z9, Z10, Z11)
+	WGSMALLROW(Z12, Z13, Z14, Z15)
+	WGSMALLROW(Z16, Z17, Z18, Z19)
+	MOVQ DI, R10
+	WGCOL(Z4, Z8, Z12, Z16)
+	ADDQ R8, R10
+	WGCOL(Z5, Z9, Z13, Z17)
+	ADDQ R8, R10
+	WGCOL(Z6, Z10, Z14, Z18)
+	ADDQ R8, R10
+	WGCOL(Z7, Z11, Z15, Z19)
+	ADDQ R9, SI
+	ADDQ BX, DI
+	DECQ CX
+	JNE  insplane
+
+insdone:
+	VZEROUPPER
+	RET
+
+// func winogradOutAdjSmallZ(mb *float32, ld int, dy *float32, planes, hw, step int, tab *wgSmall)
+//
+// winogradOutAdjGo for planes small maps hw floats apart from dy: plane
+// k's value ξ of tile t at mb[ξ·ld + k·step + t].
+TEXT ·winogradOutAdjSmallZ(SB), NOSPLIT, $0-56
+	MOVQ         mb+0(FP), DI
+	MOVQ         dy+16(FP), SI
+	WGSMALLSETUP
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z29
+	TESTQ        CX, CX
+	JEQ          adjsdone
+
+adjsplane:
+	WGLOADPLANE
+	LEAQ     1152(DX), R13
+	WGGATHER(Z20)
+	WGGATHER(Z16)
+	WGGATHER(Z22)
+	WGGATHER(Z18)
+	VMOVAPS  Z20, Z8
+	VADDPS   Z16, Z20, Z9
+	VSUBPS   Z16, Z20, Z10
+	VXORPS   Z29, Z16, Z11
+	VMOVAPS  Z22, Z12
+	VADDPS   Z18, Z22, Z13
+	VSUBPS   Z18, Z22, Z14
+	VXORPS   Z29, Z18, Z15
+	MOVQ     DI, R10
+	WGADJCOL(Z8, Z12)
+	ADDQ     R8, R10
+	WGADJCOL(Z9, Z13)
+	ADDQ     R8, R10
+	WGADJCOL(Z10, Z14)
+	ADDQ     R8, R10
+	WGADJCOL(Z11, Z15)
+	ADDQ     R9, SI
+	ADDQ     BX, DI
+	DECQ     CX
+	JNE      adjsplane
+
+adjsdone:
+	VZEROUPPER
+	RET
+
+// func winogradOutSmallZ(y *float32, ld int, m *float32, planes, hw, step int, tab *wgSmall)
+//
+// winogradOutGo for planes small maps hw floats apart in y: plane k from
+// its tiles' products, value ξ of tile t at m[ξ·ld + k·step + t].
+TEXT ·winogradOutSmallZ(SB), NOSPLIT, $0-56
+	MOVQ  y+0(FP), DI
+	MOVQ  m+16(FP), SI
+	WGSMALLSETUP
+	LEAQ  (R8)(R8*2), R12
+	KMOVW 1736(DX), K3
+	KMOVW 1728(DX), K4
+	KMOVW 1730(DX), K5
+	KMOVW 1732(DX), K6
+	KMOVW 1734(DX), K7
+	TESTQ CX, CX
+	JEQ   outsdone
+
+outsplane:
+	MOVQ      SI, R10
+	WGOROW(Z4, Z5)
+	ADDQ      R11, R10
+	WGOROW(Z6, Z7)
+	ADDQ      R11, R10
+	WGOROW(Z8, Z9)
+	ADDQ      R11, R10
+	WGOROW(Z10, Z11)
+	VADDPS    Z6, Z4, Z0
+	VADDPS    Z8, Z0, Z0
+	VADDPS    Z7, Z5, Z1
+	VADDPS    Z9, Z1, Z1
+	VSUBPS    Z8, Z6, Z2
+	VSUBPS    Z10, Z2, Z2
+	VSUBPS    Z9, Z7, Z3
+	VSUBPS    Z11, Z3, Z3
+	LEAQ      1440(DX), R13
+	WGGATHER(Z12)
+	WGGATHER(Z13)
+	WGGATHER(Z14)
+	WGGATHER(Z15)
+	VMOVUPS   Z12, K4, (DI)
+	VMOVUPS   Z13, K5, 64(DI)
+	VMOVUPS   Z14, K6, 128(DI)
+	VMOVUPS   Z15, K7, 192(DI)
+	ADDQ      R9, DI
+	ADDQ      BX, SI
+	DECQ      CX
+	JNE       outsplane
+
+outsdone:
 	VZEROUPPER
 	RET

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestWinogradTransforms checks the assembly transforms (input, output
@@ -54,6 +55,92 @@ func TestWinogradTransforms(t *testing.T) {
 			if i := firstDiff(got, want); i >= 0 {
 				t.Fatalf("%d×%d: output transform's adjoint [%d] = %v, want %v", h, w, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestWinogradSmall checks the small maps' kernels (a plane in four
+// registers, wgSmall's tables) against the Go transforms bit for bit, for
+// every map they take, three planes a call at a stride with a gap.
+func TestWinogradSmall(t *testing.T) {
+	if !winogradAsm {
+		t.Skip("no AVX-512: the Go transforms run")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	const ch = 3
+	for h := 1; h <= 64; h++ {
+		for w := 1; w <= 64; w++ {
+			if !smallFits(h, w) {
+				continue
+			}
+			p := newWinograd(nil, h, w)
+			if p.small == nil {
+				t.Fatalf("%d×%d: no small tables", h, w)
+			}
+			hw, tt := h*w, p.th*p.tw
+			step := tt + 2
+			ld := ch*step + 3
+			x := randSlice(rng, ch*hw)
+			got := make([]float32, 16*ld+5)
+			want := make([]float32, len(got))
+			for _, adj := range []bool{false, true} {
+				for i := range got {
+					got[i], want[i] = -3, -3
+				}
+				if adj {
+					winogradOutAdjSmall(got, ld, x, ch, step, p)
+				} else {
+					winogradInSmall(got, ld, x, ch, step, p)
+				}
+				for k := 0; k < ch; k++ {
+					if adj {
+						winogradOutAdjGo(want[k*step:], ld, x[k*hw:], p)
+					} else {
+						winogradInGo(want[k*step:], ld, x[k*hw:], p)
+					}
+				}
+				if i := firstDiff(got, want); i >= 0 {
+					t.Fatalf("%d×%d (adjoint %v): [%d] = %v, want %v", h, w, adj, i, got[i], want[i])
+				}
+			}
+			m := randSlice(rng, 16*ld)
+			yGot := make([]float32, ch*hw+9)
+			yWant := make([]float32, len(yGot))
+			for i := range yGot {
+				yGot[i], yWant[i] = float32(math.NaN()), -5
+			}
+			for i := ch * hw; i < len(yGot); i++ {
+				yGot[i] = -5
+			}
+			winogradOutSmall(yGot, m, ld, ch, step, p)
+			for k := 0; k < ch; k++ {
+				winogradOutGo(yWant[k*hw:], m[k*step:], ld, p)
+			}
+			if i := firstDiff(yGot, yWant); i >= 0 {
+				t.Fatalf("%d×%d: output [%d] = %v, want %v", h, w, i, yGot[i], yWant[i])
+			}
+		}
+	}
+}
+
+// TestWinogradSmallLayout pins wgSmall's layout to the offsets the
+// assembly reads it at.
+func TestWinogradSmallLayout(t *testing.T) {
+	var s wgSmall
+	for _, f := range []struct {
+		what      string
+		got, want uintptr
+	}{
+		{"wgGather size", unsafe.Sizeof(s.in[0]), 72},
+		{"wgGather.lo", unsafe.Offsetof(s.in[0].lo), 64},
+		{"wgGather.hi", unsafe.Offsetof(s.in[0].hi), 66},
+		{"adj", unsafe.Offsetof(s.adj), 1152},
+		{"out", unsafe.Offsetof(s.out), 1440},
+		{"load", unsafe.Offsetof(s.load), 1728},
+		{"tiles", unsafe.Offsetof(s.tiles), 1736},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s: %d, the assembly's %d", f.what, f.got, f.want)
 		}
 	}
 }
