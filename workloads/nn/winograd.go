@@ -16,10 +16,11 @@ package nn
 // 16 tiles of a tile row at once (winograd_amd64.s), reading and writing
 // NCHW planes in place, so no patch matrix and no group copies. dW is
 // Gᵀ dU G of dU[ξ] = Σ over tiles of (A·dY·Aᵀ)[ξ]·V[ξ]ᵀ, by the dot
-// kernel. The results differ from im2col's by rounding only (the
-// transforms' adds and the ½s of G); the output and dX are the same bits
-// for any split of the batch (every sum runs in an order set by the
-// geometry), dW sums the workers' parts in worker order, as im2col's.
+// kernel (a small map's dW stays im2col's: winogradDX). The results
+// differ from im2col's by rounding only (the transforms' adds and the ½s
+// of G); the output and dX are the same bits for any split of the batch
+// (every sum runs in an order set by the geometry), dW sums the workers'
+// parts in worker order, as im2col's.
 
 // winogradTiles is the number of tiles a group's products aim for (the
 // GEMM's n), winogradBytes the most its transformed input (or output)
