@@ -134,7 +134,7 @@ func (c *Conv2d) Forward(ctx *Ctx, x *Tensor) *Tensor {
 		c.shift = nil
 	}
 	if c.wino != nil {
-		c.winogradForward(ctx, x.Data, n)
+		c.winogradPass(ctx, c.out.Data, x.Data, n, c.InC, c.OutC, false)
 		return c.out
 	}
 	wts := c.Weight.Data
@@ -296,7 +296,9 @@ func (c *Conv2d) Backward(ctx *Ctx, dy *Tensor) *Tensor {
 		return nil
 	}
 	if c.wino != nil {
-		c.winogradDX(ctx, dy.Data, n)
+		// A small map's dX through Winograd, its dW im2col's above (at
+		// 16 tiles an image, dU's dot products are too short to pay).
+		c.winogradPass(ctx, c.dx.Data, dy.Data, n, c.OutC, c.InC, true)
 	}
 	return c.dx
 }

@@ -16,7 +16,7 @@ package nn
 // 16 tiles of a tile row at once (winograd_amd64.s), reading and writing
 // NCHW planes in place, so no patch matrix and no group copies. dW is
 // Gᵀ dU G of dU[ξ] = Σ over tiles of (A·dY·Aᵀ)[ξ]·V[ξ]ᵀ, by the dot
-// kernel (a small map's dW stays im2col's: winogradDX). The results
+// kernel (a small map's dW stays im2col's: Conv2d.Backward). The results
 // differ from im2col's by rounding only (the transforms' adds and the ½s
 // of G); the output and dX are the same bits for any split of the batch
 // (every sum runs in an order set by the geometry), dW sums the workers'
@@ -179,12 +179,14 @@ func packTransformed(dst [][]float32, u []float32, rows, cols int) [][]float32 {
 	return dst
 }
 
-// winogradForward runs the n images of x through c.wino into c.out.
-func (c *Conv2d) winogradForward(ctx *Ctx, x []float32, n int) {
+// winogradPass runs the n images of src (in channels) through c.wino
+// into dst (out channels): the forward product, or with flip dX from dY
+// (W turned 180°, in and out swapped).
+func (c *Conv2d) winogradPass(ctx *Ctx, dst, src []float32, n, in, out int, flip bool) {
 	p := c.wino
-	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, false)
-	p.pu = packTransformed(p.pu, p.u, c.OutC, c.InC)
-	g := p.group(n, max(c.InC, c.OutC))
+	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, flip)
+	p.pu = packTransformed(p.pu, p.u, out, in)
+	g := p.group(n, max(in, out))
 	ng := (n + g - 1) / g
 	c.scratch(splits(ctx.workers(), ng))
 	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
@@ -193,11 +195,11 @@ func (c *Conv2d) winogradForward(ctx *Ctx, x []float32, n int) {
 			i0 := gi * g
 			gn := min(g, n-i0)
 			tiles := gn * p.th * p.tw
-			sc.wv = grow(sc.wv, 16*c.InC*tiles)
-			sc.wm = grow(sc.wm, 16*c.OutC*tiles)
-			p.in(sc.wv, x, i0, gn, c.InC)
-			p.products(sc.wm, sc.wv, tiles, c.OutC, c.InC)
-			p.out(c.out.Data, sc.wm, i0, gn, c.OutC)
+			sc.wv = grow(sc.wv, 16*in*tiles)
+			sc.wm = grow(sc.wm, 16*out*tiles)
+			p.in(sc.wv, src, i0, gn, in)
+			p.products(sc.wm, sc.wv, tiles, out, in)
+			p.out(dst, sc.wm, i0, gn, out)
 		}
 	})
 }
@@ -412,29 +414,4 @@ func winogradOutAdjGo(mb []float32, ld int, dy []float32, p *winograd) {
 			}
 		}
 	}
-}
-
-// winogradDX writes dX to c.dx from the n images' dy through c.wino: the
-// backward of a small map, whose dW stays with im2col (at 16 tiles an
-// image, dU's dot products are too short to pay).
-func (c *Conv2d) winogradDX(ctx *Ctx, dy []float32, n int) {
-	p := c.wino
-	p.u = transformWeights(p.u, c.Weight.Data, c.OutC, c.InC, true)
-	p.pu = packTransformed(p.pu, p.u, c.InC, c.OutC)
-	g := p.group(n, max(c.InC, c.OutC))
-	ng := (n + g - 1) / g
-	c.scratch(splits(ctx.workers(), ng))
-	parallel(ctx.workers(), ng, func(wk, lo, hi int) {
-		sc := &c.ws[wk]
-		for gi := lo; gi < hi; gi++ {
-			i0 := gi * g
-			gn := min(g, n-i0)
-			tiles := gn * p.th * p.tw
-			sc.wv = grow(sc.wv, 16*c.OutC*tiles)
-			sc.wm = grow(sc.wm, 16*c.InC*tiles)
-			p.in(sc.wv, dy, i0, gn, c.OutC)
-			p.products(sc.wm, sc.wv, tiles, c.InC, c.OutC)
-			p.out(c.dx.Data, sc.wm, i0, gn, c.InC)
-		}
-	})
 }

@@ -20,7 +20,7 @@ func winogradOutAdjSmallZ(mb *float32, ld int, dy *float32, planes, hw, step int
 func winogradOutSmallZ(y *float32, ld int, m *float32, planes, hw, step int, tab *wgSmall)
 
 //go:noescape
-func winogradOutZ(y *float32, m *float32, ld int, h, w, th, tw int, masks *uint16)
+func winogradOutZ(y *float32, ld int, m *float32, h, w, th, tw int, masks *uint16)
 
 // useWinograd: Conv2d runs its same-size 3×3 convolutions through F(2×2,
 // 3×3) where the transforms are vectorised (winogradFits); winogradAsm:
@@ -52,7 +52,7 @@ func winogradOut(y []float32, m []float32, ld int, p *winograd) {
 	tt := p.th * p.tw
 	_ = m[15*ld+tt-1]
 	_ = y[p.h*p.w-1]
-	winogradOutZ(&y[0], &m[0], ld, p.h, p.w, p.th, p.tw, &p.outMsk[0])
+	winogradOutZ(&y[0], ld, &m[0], p.h, p.w, p.th, p.tw, &p.outMsk[0])
 }
 
 // winogradOutAdj is winogradOutAdjGo by the assembly where the CPU has it.

@@ -87,6 +87,22 @@ GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
 	VMOVUPS Z26, K5, (R10)(R11*2) \
 	VMOVUPS Z27, K5, (R10)(R12*1)
 
+// WGROWSETUP: the row kernels' common arguments (their frames agree on
+// them): R8 ld in bytes, R11 four values, BX h, R9 w in bytes, CX th, tw
+// in bytes back in its slot, AX masks.
+#define WGROWSETUP \
+	MOVQ ld+8(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (R8*4), R11 \
+	MOVQ h+24(FP), BX \
+	MOVQ w+32(FP), R9 \
+	SHLQ $2, R9 \
+	MOVQ th+40(FP), CX \
+	MOVQ tw+48(FP), AX \
+	SHLQ $2, AX \
+	MOVQ AX, tw+48(FP) \
+	MOVQ masks+56(FP), AX
+
 // WGGATHER(dst): the 16 lanes of the wgGather at R13 from the 64 floats in
 // Z0–Z3 (zeros where it selects none), then R13 to the next entry.
 // Clobbers K1, K2, Z26, Z27.
@@ -149,19 +165,9 @@ GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
 // lanes and the tiles' (winogradInMasks).
 TEXT ·winogradInZ(SB), NOSPLIT, $0-64
 	MOVQ    v+0(FP), DI
-	MOVQ    ld+8(FP), R8
-	SHLQ    $2, R8
-	LEAQ    (R8*4), R11
-	LEAQ    (R11)(R11*2), R12
 	MOVQ    x+16(FP), SI
-	MOVQ    h+24(FP), BX
-	MOVQ    w+32(FP), R9
-	SHLQ    $2, R9
-	MOVQ    th+40(FP), CX
-	MOVQ    tw+48(FP), AX
-	SHLQ    $2, AX
-	MOVQ    AX, tw+48(FP)
-	MOVQ    masks+56(FP), AX
+	WGROWSETUP
+	LEAQ    (R11)(R11*2), R12
 	KMOVW   (AX), K1
 	KMOVW   2(AX), K2
 	KMOVW   4(AX), K3
@@ -223,7 +229,7 @@ indone:
 	VSUBPS    Z18, Z17, w1 \
 	VSUBPS    Z19, w1, w1
 
-// func winogradOutZ(y *float32, m *float32, ld int, h, w, th, tw int, masks *uint16)
+// func winogradOutZ(y *float32, ld int, m *float32, h, w, th, tw int, masks *uint16)
 //
 // winogradOutGo for a map at most 32 wide: each tile row's 2×2 outputs
 // from its tiles' 16 products, value ξ of tile (ty, tx) at
@@ -231,19 +237,9 @@ indone:
 // (those in the map; masks: a row's columns 0…15 and 16…31, the tiles').
 TEXT ·winogradOutZ(SB), NOSPLIT, $0-64
 	MOVQ    y+0(FP), DI
-	MOVQ    m+8(FP), SI
-	MOVQ    ld+16(FP), R8
-	SHLQ    $2, R8
-	LEAQ    (R8*4), R11
+	MOVQ    m+16(FP), SI
+	WGROWSETUP
 	LEAQ    (R8)(R8*2), R12
-	MOVQ    h+24(FP), BX
-	MOVQ    w+32(FP), R9
-	SHLQ    $2, R9
-	MOVQ    th+40(FP), CX
-	MOVQ    tw+48(FP), AX
-	SHLQ    $2, AX
-	MOVQ    AX, tw+48(FP)
-	MOVQ    masks+56(FP), AX
 	KMOVW   (AX), K1
 	KMOVW   2(AX), K2
 	KMOVW   4(AX), K3
@@ -323,19 +319,9 @@ outdone:
 // columns 0…15 and 16…31, the tiles' (winogradOutMasks).
 TEXT ·winogradOutAdjZ(SB), NOSPLIT, $0-64
 	MOVQ         mb+0(FP), DI
-	MOVQ         ld+8(FP), R8
-	SHLQ         $2, R8
-	LEAQ         (R8*4), R11
-	LEAQ         (R11)(R11*2), R12
 	MOVQ         dy+16(FP), SI
-	MOVQ         h+24(FP), BX
-	MOVQ         w+32(FP), R9
-	SHLQ         $2, R9
-	MOVQ         th+40(FP), CX
-	MOVQ         tw+48(FP), AX
-	SHLQ         $2, AX
-	MOVQ         AX, tw+48(FP)
-	MOVQ         masks+56(FP), AX
+	WGROWSETUP
+	LEAQ         (R11)(R11*2), R12
 	KMOVW        (AX), K1
 	KMOVW        2(AX), K2
 	KMOVW        4(AX), K5
