@@ -9,16 +9,17 @@ import (
 // ResNet-20's shapes on 28×28 inputs, batch 64 on one worker (one rank of
 // np 2 at global batch 128, one core): the chunked im2col, the packed
 // weights and the products together, and for the same-size ones F(2×2,
-// 3×3) beside it (path=winograd). GFLOP/s counts the multiply-adds of a
-// direct convolution (forward W·col; backward dW and dcol, twice that),
-// whatever the path does.
+// 3×3) beside it (path=winograd; path=winograd-go with the Go transforms,
+// which is why only AVX-512 turns Winograd on). GFLOP/s counts the
+// multiply-adds of a direct convolution (forward W·col; backward dW and
+// dcol, twice that), whatever the path does.
 func BenchmarkConv2d(b *testing.B) {
-	defer func(u bool) { useWinograd = u }(useWinograd)
+	defer func(u, a bool) { useWinograd, winogradAsm = u, a }(useWinograd, winogradAsm)
 	for _, tc := range []struct{ in, out, hw, stride int }{
 		{16, 16, 28, 1}, {16, 32, 28, 2}, {32, 32, 14, 1}, {64, 64, 7, 1},
 	} {
-		for _, path := range []string{"im2col", "winograd"} {
-			useWinograd = path == "winograd"
+		for _, path := range []string{"im2col", "winograd", "winograd-go"} {
+			useWinograd, winogradAsm = path != "im2col", path == "winograd"
 			if useWinograd && (tc.stride != 1 || !useShiftAsm) {
 				continue
 			}
