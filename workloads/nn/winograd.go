@@ -273,14 +273,11 @@ func (p *winograd) in(v, src []float32, i0, g, ch int) {
 	}
 }
 
-// outAdj is in for dY under A·dY·Aᵀ (the output transform's adjoint).
+// outAdj is in for dY under A·dY·Aᵀ (the output transform's adjoint);
+// only winogradBackward calls it, never for a small map.
 func (p *winograd) outAdj(m, dy []float32, i0, g, ch int) {
 	hw, tt := p.h*p.w, p.th*p.tw
 	for j := 0; j < g; j++ {
-		if p.small != nil {
-			winogradOutAdjSmall(m[j*tt:], ch*g*tt, dy[(i0+j)*ch*hw:], ch, g*tt, p)
-			continue
-		}
 		for co := 0; co < ch; co++ {
 			winogradOutAdj(m[co*g*tt+j*tt:], ch*g*tt, dy[((i0+j)*ch+co)*hw:], p)
 		}

@@ -14,9 +14,6 @@ func winogradOutAdjZ(mb *float32, ld int, dy *float32, h, w, th, tw int, masks *
 func winogradInSmallZ(v *float32, ld int, x *float32, planes, hw, step int, tab *wgSmall)
 
 //go:noescape
-func winogradOutAdjSmallZ(mb *float32, ld int, dy *float32, planes, hw, step int, tab *wgSmall)
-
-//go:noescape
 func winogradOutSmallZ(y *float32, ld int, m *float32, planes, hw, step int, tab *wgSmall)
 
 //go:noescape
@@ -75,13 +72,6 @@ func winogradInSmall(v []float32, ld int, x []float32, ch, step int, p *winograd
 	_ = v[15*ld+(ch-1)*step+tt-1]
 	_ = x[ch*hw-1]
 	winogradInSmallZ(&v[0], ld, &x[0], ch, hw, step, p.small)
-}
-
-func winogradOutAdjSmall(mb []float32, ld int, dy []float32, ch, step int, p *winograd) {
-	hw, tt := p.h*p.w, p.th*p.tw
-	_ = mb[15*ld+(ch-1)*step+tt-1]
-	_ = dy[ch*hw-1]
-	winogradOutAdjSmallZ(&mb[0], ld, &dy[0], ch, hw, step, p.small)
 }
 
 func winogradOutSmall(y []float32, m []float32, ld, ch, step int, p *winograd) {

@@ -152,11 +152,11 @@ GLOBL wgZipHi<>(SB), RODATA|NOPTR, $64
 	MOVQ  step+40(FP), BX \
 	SHLQ  $2, BX \
 	MOVQ  tab+48(FP), DX \
-	KMOVW 1728(DX), K3 \
-	KMOVW 1730(DX), K4 \
-	KMOVW 1732(DX), K6 \
-	KMOVW 1734(DX), K7 \
-	KMOVW 1736(DX), K5
+	KMOVW 1440(DX), K3 \
+	KMOVW 1442(DX), K4 \
+	KMOVW 1444(DX), K6 \
+	KMOVW 1446(DX), K7 \
+	KMOVW 1448(DX), K5
 
 // func winogradInZ(v *float32, ld int, x *float32, h, w, th, tw int, masks *uint16)
 //
@@ -421,51 +421,6 @@ insdone:
 	VZEROUPPER
 	RET
 
-// func winogradOutAdjSmallZ(mb *float32, ld int, dy *float32, planes, hw, step int, tab *wgSmall)
-//
-// winogradOutAdjGo for planes small maps hw floats apart from dy: plane
-// k's value ξ of tile t at mb[ξ·ld + k·step + t].
-TEXT ·winogradOutAdjSmallZ(SB), NOSPLIT, $0-56
-	MOVQ         mb+0(FP), DI
-	MOVQ         dy+16(FP), SI
-	WGSMALLSETUP
-	MOVL         $0x80000000, AX
-	VPBROADCASTD AX, Z29
-	TESTQ        CX, CX
-	JEQ          adjsdone
-
-adjsplane:
-	WGLOADPLANE
-	LEAQ     1152(DX), R13
-	WGGATHER(Z20)
-	WGGATHER(Z16)
-	WGGATHER(Z22)
-	WGGATHER(Z18)
-	VMOVAPS  Z20, Z8
-	VADDPS   Z16, Z20, Z9
-	VSUBPS   Z16, Z20, Z10
-	VXORPS   Z29, Z16, Z11
-	VMOVAPS  Z22, Z12
-	VADDPS   Z18, Z22, Z13
-	VSUBPS   Z18, Z22, Z14
-	VXORPS   Z29, Z18, Z15
-	MOVQ     DI, R10
-	WGADJCOL(Z8, Z12)
-	ADDQ     R8, R10
-	WGADJCOL(Z9, Z13)
-	ADDQ     R8, R10
-	WGADJCOL(Z10, Z14)
-	ADDQ     R8, R10
-	WGADJCOL(Z11, Z15)
-	ADDQ     R9, SI
-	ADDQ     BX, DI
-	DECQ     CX
-	JNE      adjsplane
-
-adjsdone:
-	VZEROUPPER
-	RET
-
 // func winogradOutSmallZ(y *float32, ld int, m *float32, planes, hw, step int, tab *wgSmall)
 //
 // winogradOutGo for planes small maps hw floats apart in y: plane k from
@@ -475,11 +430,11 @@ TEXT ·winogradOutSmallZ(SB), NOSPLIT, $0-56
 	MOVQ  m+16(FP), SI
 	WGSMALLSETUP
 	LEAQ  (R8)(R8*2), R12
-	KMOVW 1736(DX), K3
-	KMOVW 1728(DX), K4
-	KMOVW 1730(DX), K5
-	KMOVW 1732(DX), K6
-	KMOVW 1734(DX), K7
+	KMOVW 1448(DX), K3
+	KMOVW 1440(DX), K4
+	KMOVW 1442(DX), K5
+	KMOVW 1444(DX), K6
+	KMOVW 1446(DX), K7
 	TESTQ CX, CX
 	JEQ   outsdone
 
@@ -500,7 +455,7 @@ outsplane:
 	VSUBPS    Z10, Z2, Z2
 	VSUBPS    Z9, Z7, Z3
 	VSUBPS    Z11, Z3, Z3
-	LEAQ      1440(DX), R13
+	LEAQ      1152(DX), R13
 	WGGATHER(Z12)
 	WGGATHER(Z13)
 	WGGATHER(Z14)

@@ -18,10 +18,6 @@ func winogradInSmall(v []float32, ld int, x []float32, ch, step int, p *winograd
 	panic("nn: winogradInSmall without the assembly")
 }
 
-func winogradOutAdjSmall(mb []float32, ld int, dy []float32, ch, step int, p *winograd) {
-	panic("nn: winogradOutAdjSmall without the assembly")
-}
-
 func winogradOutSmall(y []float32, m []float32, ld, ch, step int, p *winograd) {
 	panic("nn: winogradOutSmall without the assembly")
 }

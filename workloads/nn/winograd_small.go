@@ -18,13 +18,12 @@ type wgGather struct {
 }
 
 // wgSmall is the tables of a small map: the input tiles' 16 columns d[i][j]
-// from the plane, the 2×2 gradients dY[a][b] from a gradient plane, the
-// output plane's four registers from the 2×2 outputs y[a][b] (held as
-// y00, y01, y10, y11), the plane's lanes in its four registers, and the
-// tiles' lanes.
+// from the plane, the output plane's four registers from the 2×2 outputs
+// y[a][b] (held as y00, y01, y10, y11), the plane's lanes in its four
+// registers, and the tiles' lanes. (A small map's dW is im2col's, so no
+// table for the output's adjoint.)
 type wgSmall struct {
 	in    [16]wgGather
-	adj   [4]wgGather
 	out   [4]wgGather
 	load  [4]uint16
 	tiles uint16
@@ -62,11 +61,6 @@ func newSmall(h, w int) *wgSmall {
 			for i := 0; i < 4; i++ {
 				for j := 0; j < 4; j++ {
 					set(&s.in[i*4+j], l, at(2*ty-1+i, 2*tx-1+j))
-				}
-			}
-			for a := 0; a < 2; a++ {
-				for b := 0; b < 2; b++ {
-					set(&s.adj[a*2+b], l, at(2*ty+a, 2*tx+b))
 				}
 			}
 		}
