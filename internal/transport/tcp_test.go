@@ -381,7 +381,7 @@ func TestTCPRefused(t *testing.T) {
 		{"wrong token", func(o *TCPOptions) { o.Token = []byte("guess") }, wire.ErrAuth,
 			"does not match this job's token", "refused 1 connection(s)"},
 		{"wrong job id", func(o *TCPOptions) { o.JobID = "other-job" }, wire.ErrJobMismatch,
-			`job "test-job", the peer says "other-job"`, "job id mismatch"},
+			"the peer belongs to another job", "job id mismatch"},
 		{"wrong world size", func(o *TCPOptions) { o.Size = 3 }, wire.ErrSizeMismatch,
 			"world size 2, the peer says 3", "world size mismatch"},
 	}

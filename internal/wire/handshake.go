@@ -285,7 +285,9 @@ func (s *session) checkHello(h *hello) error {
 	case h.service != s.c.Service:
 		return fmt.Errorf("%w: this side opens a %v connection, the peer a %v one", ErrServiceMismatch, s.c.Service, h.service)
 	case h.jobID != s.c.JobID:
-		return fmt.Errorf("%w: this side is job %q, the peer says %q", ErrJobMismatch, s.c.JobID, h.jobID)
+		// Neither id is quoted: the refusal crosses the wire, and a job id
+		// told to a stranger was once enough to reach a store keyed by it.
+		return fmt.Errorf("%w: the peer belongs to another job (job ids differ; neither is shown)", ErrJobMismatch)
 	case int(h.size) != s.c.Size:
 		return fmt.Errorf("%w: this side has world size %d, the peer says %d", ErrSizeMismatch, s.c.Size, h.size)
 	case int(h.rank) == s.c.Rank:

@@ -120,8 +120,8 @@ func TestHandshakeRefusals(t *testing.T) {
 		{
 			name:   "wrong job id",
 			client: with(1, func(c *HandshakeConfig) { c.JobID = "other-job" }), server: cfg(0),
-			want: ErrJobMismatch, clientText: `refused by peer: job id mismatch: this side is job "job-1", the peer says "other-job"`,
-			serverText: `job "job-1", the peer says "other-job"`, byPeer: "client",
+			want: ErrJobMismatch, clientText: "refused by peer: job id mismatch: the peer belongs to another job",
+			serverText: "the peer belongs to another job", byPeer: "client",
 		},
 		{
 			// A mesh peer that reached the job's store: same job, same
@@ -171,6 +171,13 @@ func TestHandshakeRefusals(t *testing.T) {
 				}
 				if !strings.Contains(err.Error(), "127.0.0.1:") {
 					t.Errorf("%s: error %q does not name the remote address", side, err)
+				}
+			}
+			// A refusal crosses the wire: it must not teach a stranger the
+			// job id (nor, by symmetry, echo the stranger's).
+			for side, err := range map[string]error{"client": cerr, "server": serr} {
+				if err != nil && (strings.Contains(err.Error(), "job-1") || strings.Contains(err.Error(), "other-job")) {
+					t.Errorf("%s: error %q quotes a job id", side, err)
 				}
 			}
 			if cerr != nil && !strings.Contains(cerr.Error(), tt.clientText) {
