@@ -48,6 +48,8 @@ type ServerOptions struct {
 	MaxConns int
 	// Logf, if set, receives a line for each refused or broken connection.
 	Logf func(format string, args ...any)
+	// HandshakeTimeout bounds a new connection's handshake; 0 means 10s.
+	HandshakeTimeout time.Duration
 }
 
 // Server hosts a TCP store. The launcher or rank 0 runs one per job; every
@@ -75,6 +77,9 @@ type Server struct {
 // one, see Addr). It listens on the interface addr names, not on all of them.
 func Listen(addr string, o ServerOptions) (*Server, error) {
 	auth := handshakeConfig(o.JobID, o.Token, storeRank)
+	if o.HandshakeTimeout > 0 {
+		auth.Timeout = o.HandshakeTimeout
+	}
 	if err := auth.Validate(); err != nil {
 		return nil, fmt.Errorf("rendezvous: store server: %w", err)
 	}
@@ -126,10 +131,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if first {
 		s.ln.Close()
 	}
+	// Only authenticated clients are waited for: a connection still in its
+	// handshake is no client of this job yet, and one that says nothing
+	// would otherwise hold rank 0's exit until its handshake timed out.
+	s.mu.Lock()
+	for _, c := range s.joining {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
 	var err error
 	for err == nil {
 		s.mu.Lock()
-		n := len(s.conns)
+		n := len(s.conns) - len(s.joining)
 		s.mu.Unlock()
 		if n == 0 {
 			break

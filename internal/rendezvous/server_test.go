@@ -301,6 +301,35 @@ func TestShutdownWaitsForClients(t *testing.T) {
 	wantErr(t, c2.Set(context.Background(), "k", nil), "connection lost")
 }
 
+// A connection that says nothing does not hold shutdown: only clients that
+// passed the handshake are waited for, however long a handshake may take.
+// (An idle socket on rank 0's store port once kept rank 0 from exiting
+// until its handshake timed out.) The handshake timeout is an hour, so
+// only the behaviour, not the machine's speed, can pass the test.
+func TestShutdownDoesNotWaitForStrangers(t *testing.T) {
+	t.Parallel()
+	srv, err := Listen("127.0.0.1:0", ServerOptions{HandshakeTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	c := dialT(t, srv.Addr(), ClientOptions{})
+	c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown waited for a connection still in its handshake: %v", err)
+	}
+	idle.SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := idle.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("the stranger's connection is still open after shutdown (read %d bytes)", n)
+	}
+}
+
 // Strangers that connect and say nothing, more of them than the server takes
 // connections, keep no client out: the oldest still in its handshake is
 // closed to make room, so clients are served at once rather than when the
