@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -112,7 +111,8 @@ func work(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*
 }
 
 // jobIdentity is the job's rendezvous URL, id and token, as the launcher
-// set them (env:// and a token derived from the id by default).
+// set them: env:// by default, and DISTBENCH_TOKEN, without which a rank
+// does not start (see launch.Token).
 func jobIdentity(getenv func(string) string) (url, jobID string, token []byte, err error) {
 	if url = getenv(launch.EnvInit); url == "" {
 		url = "env://"
@@ -120,11 +120,8 @@ func jobIdentity(getenv func(string) string) (url, jobID string, token []byte, e
 	if jobID = getenv(launch.EnvJobID); jobID == "" {
 		jobID = "distbench"
 	}
-	token = []byte(jobID)
-	if t := getenv(launch.EnvToken); t != "" {
-		if token, err = hex.DecodeString(t); err != nil {
-			return "", "", nil, fmt.Errorf("%s: not hex: %w", launch.EnvToken, err)
-		}
+	if token, err = launch.Token(getenv); err != nil {
+		return "", "", nil, err
 	}
 	return url, jobID, token, nil
 }

@@ -17,6 +17,11 @@ import (
 	"github.com/distbench/distbench/results"
 )
 
+// testTokenEnv is a job secret for ranks a test starts under an engine by
+// hand (--launcher env), as a user exports one: without it they refuse to
+// start.
+const testTokenEnv = "DISTBENCH_TOKEN=00112233445566778899aabbccddeeff"
+
 // engineRows checks run's table as an engine's ranks print it: rank 0's
 // rows, every element right.
 func engineRows(t *testing.T, stdout string, want int) {
@@ -93,7 +98,7 @@ func TestEngineMPICH(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(hydra, "-n", "2", self, "run", "--launcher", "env", "-b", "4KiB", "-e", "4KiB")
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MASTER_") })
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MASTER_") }), testTokenEnv)
 	out, err := cmd.CombinedOutput()
 	want := "MPICH tells its ranks no host of the job: pass the host of rank 0 and a free port to every rank, mpiexec -genv MASTER_ADDR"
 	if err == nil || !strings.Contains(string(out), want) {
@@ -156,7 +161,7 @@ func srunCommand(t *testing.T, ctx context.Context, n int, args ...string) *exec
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.CommandContext(ctx, srun, append([]string{"-n", strconv.Itoa(n), os.Args[0]}, args...)...)
-	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), envArgv+"=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), testTokenEnv)
 	return cmd
 }
 

@@ -106,7 +106,7 @@ func newP2PTestCmd(t p2pTest, stdout, stderr io.Writer) *cobra.Command {
 		Long:  p2pLong(t) + "\n\n" + def + ".\nSee 'distbench p2p --help' for where distbench differs from OSU.",
 		Example: fmt.Sprintf(`  distbench p2p %s -m 0:1048576
   distbench p2p %s --strategy tree --link 10g --json p2p.jsonl
-  mpirun -n 2 distbench p2p %s --launcher env`, t.name, t.name, t.name),
+  mpirun -n 2 -x DISTBENCH_TOKEN distbench p2p %s --launcher env`, t.name, t.name, t.name),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()

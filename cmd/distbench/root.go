@@ -12,6 +12,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness"
+	"github.com/distbench/distbench/harness/launch"
 	_ "github.com/distbench/distbench/strategies/all"
 )
 
@@ -32,6 +33,16 @@ modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s%w (see '%s --help')", subcommand(c), err, c.CommandPath())}
 	})
+	// A rank started by an external launcher runs only on a real secret,
+	// checked before anything starts: one line, exit 2.
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if fl := c.Flags().Lookup("launcher"); fl != nil && fl.Value.String() == "env" {
+			if _, err := launch.Token(os.Getenv); err != nil {
+				return usageError{fmt.Errorf("--launcher env: %w", err)}
+			}
+		}
+		return nil
+	}
 	root.AddCommand(newRunCmd(stdout, stderr), newTrainCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout),
 		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr),
 		newVersionCmd(stdout), newP2PCmd(stdout, stderr), newModelCmd(stdout))

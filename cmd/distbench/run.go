@@ -90,7 +90,8 @@ rank's figures.`,
 		Example: `  distbench run --strategy ring --np 4 --collective allreduce -b 4KiB -e 64MiB -f 2
   distbench run --strategy tree --np 8 -d all -o all -I 1 -J tree.json
   distbench run --launcher mpirun --np 4 --collective allgather -b 1M -e 64M
-  mpirun -n 4 -x MASTER_ADDR=$(hostname) -x MASTER_PORT=29500 distbench run --launcher env --collective allgather -b 1M -e 64M
+  export DISTBENCH_TOKEN=$(openssl rand -hex 16)
+  mpirun -n 4 -x DISTBENCH_TOKEN -x MASTER_ADDR=$(hostname) -x MASTER_PORT=29500 distbench run --launcher env --collective allgather -b 1M -e 64M
   torchrun --nproc_per_node 4 --no_python distbench run --launcher env -c 1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {

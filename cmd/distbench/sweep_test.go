@@ -160,6 +160,10 @@ func TestSweepDryRun(t *testing.T) {
 }
 
 func TestSweepBadInput(t *testing.T) {
+	// --launcher env checks the job's secret first; these cases are about
+	// what follows.
+	k, v, _ := strings.Cut(testTokenEnv, "=")
+	t.Setenv(k, v)
 	tmp := t.TempDir()
 	bad := filepath.Join(tmp, "bad.yaml")
 	os.WriteFile(bad, []byte("collectives:\n  - strategies: [ring]\n    np: [2]\n    collectives: [allreduce]\n    sizes: [4K]\n    dtypes: [float32]\n    colective: [allgather]\n"), 0o644)

@@ -1,7 +1,9 @@
 package launch
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -30,6 +32,40 @@ const (
 	// launcher is gone, however it died; the process then exits.
 	EnvLauncherFD = "DISTBENCH_LAUNCHER_FD"
 )
+
+// MinTokenBytes is the shortest job secret accepted: 128 bits, which no
+// stranger guesses (`openssl rand -hex 16`).
+const MinTokenBytes = 16
+
+// TokenHowTo is what a user does about a missing or unusable token.
+const TokenHowTo = "export DISTBENCH_TOKEN=$(openssl rand -hex 16) before starting the job, and pass it to every rank " +
+	"(mpirun -x DISTBENCH_TOKEN; srun, torchrun and a Kubernetes Secret pass the environment)"
+
+// ErrNoToken is a rank under an external launcher without a usable job
+// secret: it refuses to start rather than run on a secret a stranger could
+// guess. No external launcher gives its processes one: Slurm's job id, Open
+// MPI's and PMIx's namespaces and torchrun's run id are all guessable or
+// readable by other users, and torchrun's store has no secret at all.
+var ErrNoToken = errors.New("no job secret")
+
+// Token is the job's secret from DISTBENCH_TOKEN: at least MinTokenBytes
+// bytes, in hex. The error never quotes the value: a malformed secret may
+// still be most of a real one.
+func Token(getenv func(string) string) ([]byte, error) {
+	raw := strings.TrimSpace(getenv(EnvToken))
+	if raw == "" {
+		return nil, fmt.Errorf("%w: %s is not set, and no launcher provides a secret strangers cannot learn; %s", ErrNoToken, EnvToken, TokenHowTo)
+	}
+	b, err := hex.DecodeString(raw)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s is not hex (accepted: at least %d hex digits); %s", ErrNoToken, EnvToken, 2*MinTokenBytes, TokenHowTo)
+	case len(b) < MinTokenBytes:
+		return nil, fmt.Errorf("%w: %s has %d bytes, too few to be unguessable (accepted: at least %d, %d hex digits); %s",
+			ErrNoToken, EnvToken, len(b), MinTokenBytes, 2*MinTokenBytes, TokenHowTo)
+	}
+	return b, nil
+}
 
 // RecordPrefix starts each line on which rank 0 writes a record to stdout.
 const RecordPrefix = "distbench-record "
