@@ -384,7 +384,9 @@ func (s *FileStore) Wait(ctx context.Context, keys ...string) error {
 		return nil
 	}
 	var missing []string
+	looked := false
 	err := s.poll(ctx, keys, func() bool {
+		looked = true
 		missing = missing[:0]
 		for _, k := range keys {
 			if _, ok := s.cache[k]; !ok {
@@ -394,8 +396,10 @@ func (s *FileStore) Wait(ctx context.Context, keys ...string) error {
 		return len(missing) == 0
 	})
 	var te *collective.TimeoutError
-	if errors.As(err, &te) && len(missing) > 0 {
-		te.Waiting = describeKeys(missing) // only those still missing
+	if errors.As(err, &te) && looked && len(missing) > 0 {
+		// Only those still missing; before any look at the store, poll
+		// has named them all.
+		te.Waiting = describeKeys(missing)
 	}
 	return s.fail("wait", "", err)
 }
@@ -413,6 +417,15 @@ func (s *FileStore) poll(ctx context.Context, keys []string, done func() bool) e
 		ok := false
 		err := s.locked(ctx, false, func(*os.File) error { ok = done(); return nil })
 		s.mu.Unlock()
+		if err != nil && ctx.Err() == context.DeadlineExceeded {
+			// The deadline came while this waited for the lock (another
+			// process holds it, or the machine is busy): still a wait for
+			// these keys, whose absence is what a reader must learn.
+			var te *collective.TimeoutError
+			if errors.As(err, &te) {
+				return &collective.TimeoutError{After: time.Since(start), Waiting: describeKeys(keys) + " (the deadline came while waiting for " + te.Waiting + ")"}
+			}
+		}
 		if err != nil || ok {
 			return err
 		}

@@ -136,3 +136,38 @@ func TestFileStoreLockTimeout(t *testing.T) {
 	}
 	wantErr(t, err, "the lock on "+path)
 }
+
+// A Get or Wait whose deadline comes while another process holds the lock
+// still names the keys it waited for (and the lock): the phase the
+// deadline falls in is the machine's affair, what the wait was for is not.
+// Under load, TestStoreSemantics/file once got "the lock on ..." alone.
+func TestFileStoreDeadlineDuringLockNamesKeys(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "store")
+	s := openFileT(t, path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := lockFile(context.Background(), f, true, time.Now(), path); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []struct {
+		name string
+		call func(ctx context.Context) error
+		want string
+	}{
+		{"get", func(ctx context.Context) error { _, err := s.Get(ctx, "never"); return err }, `key "never"`},
+		{"wait", func(ctx context.Context) error { return s.Wait(ctx, "absent", "gone") }, `keys "absent", "gone"`},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		err := op.call(ctx)
+		cancel()
+		if !errors.Is(err, collective.ErrTimeout) {
+			t.Fatalf("%s: err = %v, want a timeout", op.name, err)
+		}
+		wantErr(t, err, op.want)
+		wantErr(t, err, "the lock on "+path)
+	}
+}

@@ -163,7 +163,9 @@ func TestStoreSemantics(t *testing.T) {
 				t.Fatalf("err = %v, want a timeout", err)
 			}
 			wantErr(t, err, `key "never"`)
-			if d := time.Since(start); d > 2*time.Second {
+			// The store's own timeout is 10s: ending well before it is
+			// ending at the context's deadline, at any speed.
+			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("timed out after %v", d)
 			}
 		}},
@@ -232,18 +234,21 @@ func TestStoreSemantics(t *testing.T) {
 
 func TestStoreDefaultTimeout(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
-		a, _ := be.open(t, 150*time.Millisecond, Limits{})
+		// The timeout bounds opening the store too: long enough that a
+		// busy machine connects within it, so that only Get spends it.
+		const timeout = 2 * time.Second
+		a, _ := be.open(t, timeout, Limits{})
 		start := time.Now()
 		_, err := a.Get(context.Background(), "never") // no deadline on the context
 		if !errors.Is(err, collective.ErrTimeout) {
 			t.Fatalf("err = %v, want a timeout", err)
 		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("timed out after %v, want about 150ms", d)
+		if d := time.Since(start); d > time.Minute {
+			t.Fatalf("timed out after %v, want about %v", d, timeout)
 		}
 		var te *collective.TimeoutError
-		if !errors.As(err, &te) || te.After <= 0 {
-			t.Fatalf("err = %#v, want a *collective.TimeoutError with After", err)
+		if !errors.As(err, &te) || te.After < timeout/2 {
+			t.Fatalf("err = %#v, want a *collective.TimeoutError after about %v", err, timeout)
 		}
 	})
 }
