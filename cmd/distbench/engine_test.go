@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distbench/distbench/reports/nccltests"
 	"github.com/distbench/distbench/results"
 )
 
@@ -28,12 +29,12 @@ func engineRows(t *testing.T, stdout string, want int) {
 	t.Helper()
 	rows := 0
 	for _, line := range strings.Split(stdout, "\n") {
-		r, err := parseNCCLRow(line)
+		r, err := nccltests.ParseRow(line)
 		if err != nil {
 			continue
 		}
 		rows++
-		if r.wrong != [2]string{"0", "0"} {
+		if r.Wrong != [2]string{"0", "0"} {
 			t.Errorf("wrong elements: %s", line)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/distbench/distbench/reports/nccltests"
 )
 
 // netnsCluster is scripts/netns-cluster.sh's cluster of hosts for one test:
@@ -115,15 +117,15 @@ func TestNamespaceHosts(t *testing.T) {
 	out := procs[0].out.String()
 	rows := 0
 	for _, line := range strings.Split(out, "\n") {
-		row, err := parseNCCLRow(line)
+		row, err := nccltests.ParseRow(line)
 		if err != nil {
 			continue
 		}
 		rows++
 		for side := range 2 {
-			if row.wrong[side] != "0" || row.busbw[side] <= 0 || row.busbw[side] > 1.1*rateBits/8/1e9 {
+			if row.Wrong[side] != "0" || row.BusBW[side] <= 0 || row.BusBW[side] > 1.1*rateBits/8/1e9 {
 				t.Errorf("size %d: busbw %v GB/s, #wrong %s: want at most the NIC's %.3f GB/s, none wrong",
-					row.size, row.busbw[side], row.wrong[side], rateBits/8/1e9)
+					row.Size, row.BusBW[side], row.Wrong[side], rateBits/8/1e9)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/internal/units"
+	"github.com/distbench/distbench/reports/osu"
 	"github.com/distbench/distbench/results"
 )
 
@@ -27,7 +28,7 @@ type p2pTest struct {
 	osu              string // OSU's program
 	column           string // the figure's column header
 	minSize          int64  // OSU's default smallest size
-	// OSU's iterations and warm-up (skip) for sizes up to osuLargeSize,
+	// OSU's iterations and warm-up (skip) for sizes up to osu.LargeSize,
 	// and above it.
 	iters, skip, itersLarge, skipLarge int
 	windowed                           bool
@@ -41,15 +42,8 @@ var p2pTests = []p2pTest{
 	{"bibw", "p2p-bibw", "Bi-Directional Bandwidth Test", "osu_bibw", "Bandwidth (MB/s)", 1, 100, 10, 20, 2, true},
 }
 
-const (
-	osuVersion     = "7.4"
-	osuLargeSize   = 8192    // LARGE_MESSAGE_SIZE: sizes above it get the large iterations
-	osuMaxSize     = 1 << 22 // MAX_MESSAGE_SIZE, 4 MiB
-	p2pMaxSize     = 1 << 30 // the largest -m MAX distbench accepts
-	osuFieldWidth  = 20      // FIELD_WIDTH
-	osuSizeWidth   = 10      // the "%-*d", 10 of the size column
-	osuFloatDigits = 2       // FLOAT_PRECISION
-)
+// p2pMaxSize is the largest -m MAX distbench accepts.
+const p2pMaxSize = 1 << 30
 
 type p2pFlags struct {
 	test                        p2pTest
@@ -99,7 +93,7 @@ Where distbench differs from OSU:
 func newP2PTestCmd(t p2pTest, stdout, stderr io.Writer) *cobra.Command {
 	f := &p2pFlags{test: t}
 	def := fmt.Sprintf("OSU's defaults: sizes %d to %d bytes, doubling; %d iterations and %d warm-up up to %d bytes, %d and %d above",
-		t.minSize, osuMaxSize, t.iters, t.skip, osuLargeSize, t.itersLarge, t.skipLarge)
+		t.minSize, osu.MaxSize, t.iters, t.skip, osu.LargeSize, t.itersLarge, t.skipLarge)
 	cmd := &cobra.Command{
 		Use:   t.name,
 		Short: "OSU's " + t.osu + ": " + strings.ToLower(t.title),
@@ -127,8 +121,8 @@ func newP2PTestCmd(t p2pTest, stdout, stderr io.Writer) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.sizes, "message-size", "m", "", "sizes MIN:MAX in bytes (or MAX, MIN:, :MAX; units accepted, e.g. 4KiB:1MiB), doubling from MIN")
-	fl.IntVarP(&f.iters, "iterations", "i", 0, fmt.Sprintf("timed iterations of every size (default: OSU's %d, %d above %d bytes)", t.iters, t.itersLarge, osuLargeSize))
-	fl.IntVarP(&f.warmup, "warmup", "x", 0, fmt.Sprintf("untimed warm-up iterations of every size (default: OSU's %d, %d above %d bytes)", t.skip, t.skipLarge, osuLargeSize))
+	fl.IntVarP(&f.iters, "iterations", "i", 0, fmt.Sprintf("timed iterations of every size (default: OSU's %d, %d above %d bytes)", t.iters, t.itersLarge, osu.LargeSize))
+	fl.IntVarP(&f.warmup, "warmup", "x", 0, fmt.Sprintf("untimed warm-up iterations of every size (default: OSU's %d, %d above %d bytes)", t.skip, t.skipLarge, osu.LargeSize))
 	if t.windowed {
 		fl.IntVarP(&f.window, "window-size", "W", job.DefaultWindow, "non-blocking operations in flight per iteration")
 	}
@@ -200,24 +194,6 @@ func parseMessageSizes(s string, lo, hi int64) (int64, int64, error) {
 	return lo, hi, nil
 }
 
-// osuSizes lists the sizes OSU measures from lo to hi: lo, then doubling
-// (0 is followed by 1), skipping 0, which has no elements (v7.4's
-// "if (0 == num_elements) continue").
-func osuSizes(lo, hi int64) []int64 {
-	var out []int64
-	for s := lo; s <= hi; {
-		if s > 0 {
-			out = append(out, s)
-		}
-		if s == 0 {
-			s = 1
-		} else {
-			s *= 2
-		}
-	}
-	return out
-}
-
 func (f *p2pFlags) spec() (*job.Spec, error) {
 	t := f.test
 	if _, err := collective.Lookup(f.strategy); err != nil {
@@ -241,11 +217,11 @@ func (f *p2pFlags) spec() (*job.Spec, error) {
 	if t.windowed && (f.window < 1 || f.window > job.MaxWindow) {
 		return nil, fmt.Errorf("-W %d: out of range (accepted: 1 to %d)", f.window, job.MaxWindow)
 	}
-	lo, hi, err := parseMessageSizes(f.sizes, t.minSize, osuMaxSize)
+	lo, hi, err := parseMessageSizes(f.sizes, t.minSize, osu.MaxSize)
 	if err != nil {
 		return nil, err
 	}
-	sizes := osuSizes(lo, hi)
+	sizes := osu.Sizes(lo, hi)
 	if len(sizes) == 0 {
 		return nil, fmt.Errorf("-m %q: no size to measure: 0 bytes is skipped, as OSU does (accepted: MAX of 1 or more)", f.sizes)
 	}
@@ -260,7 +236,7 @@ func (f *p2pFlags) spec() (*job.Spec, error) {
 	for _, s := range sizes {
 		p := job.Point{Collective: t.collective, Bytes: s, DType: collective.Uint8.String()}
 		p.Iters, p.Warmup = t.iters, t.skip
-		if s > osuLargeSize {
+		if s > osu.LargeSize {
 			p.Iters, p.Warmup = t.itersLarge, t.skipLarge
 		}
 		if f.itersSet {
@@ -292,7 +268,11 @@ func runP2P(cmd *cobra.Command, spec *job.Spec, f *p2pFlags, stdout, stderr io.W
 		out = io.Discard
 	}
 	w := bufio.NewWriter(out)
-	writeOSUHeader(w, f.test, spec)
+	h := osu.P2PHeader{Title: f.test.title, Program: f.test.osu, Column: f.test.column, Strategy: spec.Strategy, Link: spec.Link}
+	if f.test.windowed && len(spec.Points) > 0 {
+		h.Window = spec.Points[0].WindowOf()
+	}
+	osu.WriteP2PHeader(w, h)
 	w.Flush()
 	var mu sync.Mutex
 	var wrong int64
@@ -300,7 +280,7 @@ func runP2P(cmd *cobra.Command, spec *job.Spec, f *p2pFlags, stdout, stderr io.W
 		mu.Lock()
 		defer mu.Unlock()
 		if r.Error == "" {
-			writeOSURow(w, r)
+			osu.WriteP2PRow(w, r)
 			w.Flush()
 			wrong += max(r.Wrong, 0)
 		}
@@ -328,26 +308,4 @@ func runP2P(cmd *cobra.Command, spec *job.Spec, f *p2pFlags, stdout, stderr io.W
 		return exitError{1}
 	}
 	return nil
-}
-
-// writeOSUHeader writes OSU's preamble (print_preamble: an empty line, the
-// benchmark's name), its datatype line and its column header
-// (print_only_header: "%-*s%*s", 10, "# Size", FIELD_WIDTH, column).
-func writeOSUHeader(w io.Writer, t p2pTest, spec *job.Spec) {
-	fmt.Fprintf(w, "\n# distbench %s (OSU %s v%s), strategy %s", t.title, t.osu, osuVersion, spec.Strategy)
-	if spec.Link != "" {
-		fmt.Fprintf(w, ", link %s", spec.Link)
-	}
-	if t.windowed && len(spec.Points) > 0 {
-		fmt.Fprintf(w, ", window %d", spec.Points[0].WindowOf())
-	}
-	fmt.Fprintf(w, "\n# Datatype: %s.\n", collective.Uint8)
-	fmt.Fprintf(w, "%-*s%*s\n", osuSizeWidth, "# Size", osuFieldWidth, t.column)
-}
-
-// writeOSURow writes one size as OSU does: "%-*d", 10, size, then
-// "%*.*f", FIELD_WIDTH, FLOAT_PRECISION, figure.
-func writeOSURow(w io.Writer, r *results.Record) {
-	fig, _ := results.OSUFigure(r)
-	fmt.Fprintf(w, "%-*d%*.*f\n", osuSizeWidth, r.Bytes, osuFieldWidth, osuFloatDigits, fig)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distbench/distbench/reports/osu"
 	"github.com/distbench/distbench/results"
 )
 
@@ -43,27 +44,6 @@ func TestParseMessageSizes(t *testing.T) {
 		if err != nil || lo != tt.lo || hi != tt.hi {
 			t.Errorf("-m %q: %d, %d, %v; want %d, %d", tt.in, lo, hi, err, tt.lo, tt.hi)
 		}
-	}
-}
-
-func TestOSUSizes(t *testing.T) {
-	tests := []struct {
-		lo, hi int64
-		want   []int64
-	}{
-		{0, 8, []int64{1, 2, 4, 8}}, // v7.4 skips 0: no elements
-		{1, 1, []int64{1}},
-		{3, 20, []int64{3, 6, 12}},
-		{0, 0, nil},
-		{4096, 4096, []int64{4096}},
-	}
-	for _, tt := range tests {
-		if got := osuSizes(tt.lo, tt.hi); !slices.Equal(got, tt.want) {
-			t.Errorf("osuSizes(%d, %d) = %v, want %v", tt.lo, tt.hi, got, tt.want)
-		}
-	}
-	if n := len(osuSizes(0, osuMaxSize)); n != 23 { // 1 … 4MiB
-		t.Errorf("OSU's default latency sizes: %d, want 23", n)
 	}
 }
 
@@ -223,7 +203,7 @@ func TestP2PProcesses(t *testing.T) {
 			t.Errorf("size %d: latency %v us", r.size, r.figure)
 		}
 	}
-	if want := osuSizes(1, 1<<20); !slices.Equal(sizes, want) {
+	if want := osu.Sizes(1, 1<<20); !slices.Equal(sizes, want) {
 		t.Errorf("sizes %v, want %v", sizes, want)
 	}
 	run, err := results.ReadRun(dir)

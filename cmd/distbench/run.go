@@ -21,6 +21,7 @@ import (
 	"github.com/distbench/distbench/harness/plan"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
+	"github.com/distbench/distbench/reports/nccltests"
 	"github.com/distbench/distbench/results"
 )
 
@@ -381,14 +382,14 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 	if !rank0 {
 		tableOut = io.Discard
 	}
-	tw := newTable(tableOut, spec, f, out)
+	tw := nccltests.NewTable(tableOut, f.tableConfig(spec, out))
 	if f.ncclJSON != "" && rank0 {
-		doc, path, err := createNCCLDoc(f.ncclJSON, out.args, nowString())
+		doc, path, err := nccltests.CreateDoc(f.ncclJSON, out.args, time.Now())
 		if err != nil {
 			return usageError{fmt.Errorf("-J/--output_file: %w", err)}
 		}
 		fmt.Fprintf(tableOut, "# Writing JSON output to %s\n", path)
-		tw.doc = doc
+		tw.SetDoc(doc)
 	}
 	var mu sync.Mutex
 	cycle := 0
@@ -400,7 +401,7 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 			// pools them as it pools a sweep's rounds.
 			r.Round, r.Rounds = cycle, f.cycles
 		}
-		tw.add(r)
+		tw.Add(r)
 		if jsonOut != nil {
 			return jsonOut.Write(r)
 		}
@@ -413,7 +414,7 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 			err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
 		}
 	}
-	bwFailed, docErr := tw.footer(err)
+	bwFailed, docErr := tw.Footer(err)
 	if err != nil {
 		return err
 	}
@@ -426,8 +427,8 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 			return err
 		}
 	}
-	if tw.wrong > 0 {
-		fmt.Fprintf(stderr, "distbench: %d wrong elements\n", tw.wrong)
+	if tw.Wrong() > 0 {
+		fmt.Fprintf(stderr, "distbench: %d wrong elements\n", tw.Wrong())
 		return exitError{1}
 	}
 	if bwFailed {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distbench/distbench/reports/nccltests"
 	"github.com/distbench/distbench/results"
 )
 
@@ -155,9 +156,9 @@ func TestRunProcesses(t *testing.T) {
 	}
 	var rows int
 	for _, line := range strings.Split(stdout, "\n") {
-		if r, err := parseNCCLRow(line); err == nil {
+		if r, err := nccltests.ParseRow(line); err == nil {
 			rows++
-			if r.wrong != [2]string{"0", "0"} || r.typ != "float" || r.redop != "sum" || r.root != "-1" || r.busbw[0] < r.algbw[0] {
+			if r.Wrong != [2]string{"0", "0"} || r.Type != "float" || r.Redop != "sum" || r.Root != "-1" || r.BusBW[0] < r.AlgBW[0] {
 				t.Errorf("row %+v: %s", r, line)
 			}
 		}
@@ -365,7 +366,7 @@ func TestRunCycles(t *testing.T) {
 		if !stamp.MatchString(line) {
 			t.Errorf("row without a timestamp: %q", line)
 		}
-		if _, err := parseNCCLRow(line); err != nil {
+		if _, err := nccltests.ParseRow(line); err != nil {
 			t.Errorf("row %q: %v", line, err)
 		}
 	}

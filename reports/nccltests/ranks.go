@@ -1,4 +1,4 @@
-package main
+package nccltests
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // that the rows stay what scripts written for nccl-tests parse (by field
 // position, or by a pattern anchored at the line's end) and those scripts,
 // which skip '#' lines, see no change.
-func (t *table) wireTable() {
+func (t *Table) wireTable() {
 	if len(t.wire) == 0 {
 		return
 	}
@@ -52,7 +52,7 @@ type slowRank struct {
 }
 
 // noteSlowest remembers r's slowest rank when it is beyond the noise.
-func (t *table) noteSlowest(r *results.Record) {
+func (t *Table) noteSlowest(r *results.Record) {
 	rank, ratio, significant := results.SlowestRank(r)
 	if !significant {
 		return
@@ -77,7 +77,7 @@ func (t *table) noteSlowest(r *results.Record) {
 		if r.InPlace {
 			form = "in-place"
 		}
-		s.worst, s.where = ratio, fmt.Sprintf("%d B %s %s", r.Bytes, ncclTypeName(r.DType), form)
+		s.worst, s.where = ratio, fmt.Sprintf("%d B %s %s", r.Bytes, TypeName(r.DType), form)
 	}
 }
 
@@ -85,7 +85,7 @@ func (t *table) noteSlowest(r *results.Record) {
 // median rank beyond the noise (results.SlowestRank's rule). In a
 // collective whose ranks all wait for one another (allreduce, allgather)
 // every rank's time is the slowest's, so none is named there.
-func (t *table) slowestRank() {
+func (t *Table) slowestRank() {
 	for _, rank := range slices.Sorted(maps.Keys(t.slow)) {
 		s := t.slow[rank]
 		fmt.Fprintf(t.w, "# slowest rank: rank %d on %s (pid %d), slower than the median rank beyond the noise in %d of %d points, up to %.2f× (%s)\n",

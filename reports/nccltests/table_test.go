@@ -1,69 +1,19 @@
-package main
+package nccltests
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/results"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from what the table prints now")
-
-// ncclRow is one row of nccl-tests' table read as its own fixed-column
-// readers read it: by the widths of its printf formats ("%12li  %12li  %8s
-// %6s  %6s", then "  %7s  %6s  %6s  %6s" per side).
-type ncclRow struct {
-	size, count        int64
-	typ, redop, root   string
-	time, algbw, busbw [2]float64
-	wrong              [2]string
-}
-
-var ncclColumns = []struct{ from, to int }{
-	{0, 12}, {14, 26}, {28, 36}, {38, 44}, {46, 52},
-	{54, 61}, {63, 69}, {71, 77}, {79, 85},
-	{87, 94}, {96, 102}, {104, 110}, {112, 118},
-}
-
-func parseNCCLRow(line string) (ncclRow, error) {
-	var r ncclRow
-	if strings.HasPrefix(line, "#") || len(line) < 118 {
-		return r, errors.New("not a row")
-	}
-	f := make([]string, len(ncclColumns))
-	for i, c := range ncclColumns {
-		if c.from > 0 && line[c.from-1] != ' ' {
-			return r, errors.New("column " + strconv.Itoa(i) + " starts early: " + line)
-		}
-		f[i] = strings.TrimSpace(line[c.from:c.to])
-	}
-	var err error
-	if r.size, err = strconv.ParseInt(f[0], 10, 64); err != nil {
-		return r, err
-	}
-	if r.count, err = strconv.ParseInt(f[1], 10, 64); err != nil {
-		return r, err
-	}
-	r.typ, r.redop, r.root = f[2], f[3], f[4]
-	for side := range 2 {
-		for j, dst := range []*float64{&r.time[side], &r.algbw[side], &r.busbw[side]} {
-			if *dst, err = strconv.ParseFloat(f[5+4*side+j], 64); err != nil {
-				return r, err
-			}
-		}
-		r.wrong[side] = f[8+4*side]
-	}
-	return r, nil
-}
 
 func TestFloatStr(t *testing.T) {
 	tests := []struct {
@@ -83,66 +33,21 @@ func TestFloatStr(t *testing.T) {
 		{1234567.8, 6, " 1e+06"},
 	}
 	for _, tt := range tests {
-		if got := floatStr(tt.v, tt.width); got != tt.want {
-			t.Errorf("floatStr(%v, %d) = %q, want %q (nccl-tests' getFloatStr)", tt.v, tt.width, got, tt.want)
+		if got := FloatStr(tt.v, tt.width); got != tt.want {
+			t.Errorf("FloatStr(%v, %d) = %q, want %q (nccl-tests' getFloatStr)", tt.v, tt.width, got, tt.want)
 		}
 	}
 }
 
-// TestComputeIterStats follows nccl-tests' computeIterStats: the upper
-// median, nearest-rank percentiles, the population deviation, and the
-// skipped leading samples left out.
-func TestComputeIterStats(t *testing.T) {
-	s := computeIterStats([]float64{1000, 4, 1, 3, 2}, 1)
-	want := iterStats{min: 1, max: 4, avg: 2.5, p50: 3, p95: 4, p99: 4, stdev: 1.118033988749895, cvPct: 44.721359549995796, skipped: 1}
-	if s != want {
-		t.Errorf("got %+v\nwant %+v", s, want)
-	}
-	hundred := make([]float64, 100)
-	for i := range hundred {
-		hundred[i] = float64(100 - i)
-	}
-	if s := computeIterStats(hundred, 0); s.p99 != 99 || s.p95 != 95 || s.p50 != 51 {
-		t.Errorf("1..100: p50 %v p95 %v p99 %v, want 51 95 99", s.p50, s.p95, s.p99)
-	}
-}
-
-func TestCheckFlag(t *testing.T) {
-	tests := []struct {
-		args []string
-		want int
-	}{
-		{nil, 1},
-		{[]string{"-c", "0"}, 0},
-		{[]string{"-c", "3"}, 3},
-		{[]string{"--check"}, 1},
-		{[]string{"--check=false"}, 0},
-		{[]string{"--check=true"}, 1},
-		{[]string{"--check=2"}, 2},
-		{[]string{"--datatype", "double", "--check=0"}, 0},
-	}
-	for _, tt := range tests {
-		cmd := newRunCmd(&bytes.Buffer{}, &bytes.Buffer{})
-		if err := cmd.ParseFlags(tt.args); err != nil {
-			t.Errorf("%q: %v", tt.args, err)
-			continue
-		}
-		f := cmd.Flags()
-		if got := f.Lookup("check").Value.String(); got != strconv.Itoa(tt.want) {
-			t.Errorf("%q: check %s, want %d", tt.args, got, tt.want)
-		}
-		// What the workers get: checked runs per point, or no check.
-		spec, err := (&runFlags{strategy: "ring", coll: "allreduce", dtype: "float32", op: "sum", minBytes: "4K", maxBytes: "4K",
-			stepFactor: 2, np: 2, iters: 1, inplace: "both", launcher: "local", timeout: time.Minute, average: -1, cycles: 1,
-			check: checkCount{tt.want}}).spec()
-		if err != nil || spec.Check != (tt.want > 0) || spec.CheckRuns != tt.want {
-			t.Errorf("%q: spec check %v, runs %d, err %v", tt.args, spec.Check, spec.CheckRuns, err)
-		}
-	}
-	code, _, stderr := runCLI(t, "run", "--check", "1")
-	if code != 2 || !strings.Contains(stderr, `unexpected argument "1"`) || !strings.Contains(stderr, "--check alone means --check=1") {
-		t.Errorf("--check 1: exit %d, %q", code, stderr)
-	}
+// testConfig is the fixed run the golden tables describe, with the output
+// options of opts.
+func testConfig(opts Config) Config {
+	c := Config{Args: []string{"distbench", "run", "--collective=allgather"}, Strategy: "ring", NP: 2, Transport: "tcp",
+		Warmup: 1, Iters: 4, MinBytes: 4096, MaxBytes: 1 << 20, StepFactor: 256, CheckRuns: 1, Modes: "both",
+		Version: "v0.0.0-test", Env: &results.Env{Host: "node1", CPUModel: "Test CPU"},
+		Now: func() time.Time { return time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC) }}
+	c.Average, c.PerIter, c.PerIterSkip, c.Timestamps = opts.Average, opts.PerIter, opts.PerIterSkip, opts.Timestamps
+	return c
 }
 
 // tableRecords are a run's records as the harness emits them, fixed.
@@ -175,32 +80,23 @@ func tableRecords() []*results.Record {
 // TestTableGolden prints a fixed run through every output option: the
 // table as nccl-tests prints it, with distbench's lines among its comments.
 func TestTableGolden(t *testing.T) {
-	versionLine = func() string { return "v0.0.0-test" }
-	captureEnv = func() *results.Env { return &results.Env{Host: "node1", CPUModel: "Test CPU"} }
-	t.Cleanup(func() {
-		versionLine = buildVersion
-		captureEnv = func() *results.Env { return ptr(results.CaptureEnv()) }
-	})
-	t.Setenv("NCCL_TESTS_MIN_BW", "")
-	now := func() time.Time { return time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC) }
-	spec := &job.Spec{Strategy: "ring", NP: 2, Iters: 4, Warmup: 1, Check: true, Link: "10Gbit,25us"}
 	tests := []struct {
 		name string
-		out  ncclOutput
+		cfg  Config
 	}{
-		{"default", ncclOutput{average: -1}},
-		{"a1_I_S", ncclOutput{average: 1, perIter: true, perIterSkip: 1, timestamps: true}},
+		{"default", Config{Average: -1}},
+		{"a1_I_S", Config{Average: 1, PerIter: true, PerIterSkip: 1, Timestamps: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &runFlags{inplace: "both", stepFactor: 256, lo: 4096, hi: 1 << 20, check: checkCount{1}}
-			tt.out.args, tt.out.now = []string{"distbench", "run", "--collective=allgather"}, now
+			cfg := testConfig(tt.cfg)
+			cfg.Link = "10Gbit,25us"
 			var buf bytes.Buffer
-			tw := newTable(&buf, spec, f, tt.out)
+			tw := NewTable(&buf, cfg)
 			for _, r := range tableRecords() {
-				tw.add(r)
+				tw.Add(r)
 			}
-			if failed, err := tw.footer(nil); failed || err != nil {
+			if failed, err := tw.Footer(nil); failed || err != nil {
 				t.Fatal(failed, err)
 			}
 			golden := filepath.Join("testdata", "run_"+tt.name+".golden")
@@ -223,19 +119,19 @@ func TestTableGolden(t *testing.T) {
 					continue
 				}
 				rows++
-				if tt.out.perIter {
+				if tt.cfg.PerIter {
 					// 5 + 2×8 columns and a timestamp's date and time.
 					if n := len(strings.Fields(line)); n != 23 {
 						t.Errorf("%d fields, want 23: %q", n, line)
 					}
 					continue
 				}
-				r, err := parseNCCLRow(line)
+				r, err := ParseRow(line)
 				if err != nil {
 					t.Fatalf("row %q: %v", line, err)
 				}
 				// allgather's count is per rank, its root -1, as nccl-tests'.
-				if r.count != r.size/4/2 || r.typ != "float" || r.redop != "none" || r.root != "-1" || r.wrong != [2]string{"0", "0"} {
+				if r.Count != r.Size/4/2 || r.Type != "float" || r.Redop != "none" || r.Root != "-1" || r.Wrong != [2]string{"0", "0"} {
 					t.Errorf("row %+v", r)
 				}
 			}
@@ -253,16 +149,14 @@ func TestNCCLDoc(t *testing.T) {
 	if err := os.WriteFile(path, []byte("taken"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := &job.Spec{Strategy: "ring", NP: 2, Iters: 4, Warmup: 1, Check: true}
-	f := &runFlags{inplace: "both", stepFactor: 256, lo: 4096, hi: 1 << 20, check: checkCount{1}}
-	doc, got, err := createNCCLDoc(path, []string{"distbench", "run"}, "2026-11-26 01:02:03")
+	doc, got, err := CreateDoc(path, []string{"distbench", "run"}, time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC))
 	if err != nil || got != path+".0" {
-		t.Fatalf("createNCCLDoc over an existing file: %q, %v; want %s.0 as nccl-tests", got, err, path)
+		t.Fatalf("CreateDoc over an existing file: %q, %v; want %s.0 as nccl-tests", got, err, path)
 	}
-	tw := newTable(&bytes.Buffer{}, spec, f, ncclOutput{average: 1, perIter: true})
-	tw.doc = doc
+	tw := NewTable(&bytes.Buffer{}, testConfig(Config{Average: 1, PerIter: true}))
+	tw.SetDoc(doc)
 	for _, r := range tableRecords() {
-		tw.add(r)
+		tw.Add(r)
 	}
 	// Before the footer, as an interrupted run leaves it: a valid
 	// document with every row so far.
@@ -270,7 +164,7 @@ func TestNCCLDoc(t *testing.T) {
 	if b, err := os.ReadFile(got); err != nil || json.Unmarshal(b, &partial) != nil || len(partial.Results) != 2 {
 		t.Fatalf("the document before the footer: %v, %d results, want 2:\n%s", err, len(partial.Results), b)
 	}
-	if _, err := tw.footer(nil); err != nil {
+	if _, err := tw.Footer(nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(got)
@@ -374,9 +268,9 @@ func TestTableSlowestRank(t *testing.T) {
 		{3, "# slowest rank: rank 2 on c (pid 3), slower than the median rank beyond the noise in 1 of 1 points, up to 3.00× (16384 B float out-of-place)\n"},
 	} {
 		var buf bytes.Buffer
-		tw := newTable(&buf, &job.Spec{Strategy: "ring", NP: 3, Iters: 8}, &runFlags{inplace: "out", stepFactor: 2}, ncclOutput{average: -1})
-		tw.add(mk(tt.slow))
-		tw.footer(nil)
+		tw := NewTable(&buf, Config{Strategy: "ring", NP: 3, Iters: 8, Modes: "out", StepFactor: 2, Average: -1})
+		tw.Add(mk(tt.slow))
+		tw.Footer(nil)
 		got := ""
 		for _, line := range strings.SplitAfter(buf.String(), "\n") {
 			if strings.HasPrefix(line, "# slowest rank") {

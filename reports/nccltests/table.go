@@ -1,57 +1,75 @@
-package main
+package nccltests
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"maps"
-	"math"
-	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/stats"
 )
 
-// ncclTestsVersion is the nccl-tests release whose output this table
-// reproduces, column for column: the format scripts written for it parse.
-const ncclTestsVersion = "2.19.6"
+// Version is the nccl-tests release whose output this table reproduces,
+// column for column: the format scripts written for it parse.
+const Version = "2.19.6"
 
-// tsLayout is nccl-tests' timestamp (-S 1): strftime "%Y-%m-%d %H:%M:%S".
-const tsLayout = "2006-01-02 15:04:05"
+// TimestampLayout is nccl-tests' timestamp (-S 1): strftime
+// "%Y-%m-%d %H:%M:%S".
+const TimestampLayout = "2006-01-02 15:04:05"
 
-// ncclOutput holds the options of nccl-tests' that shape what run prints.
-type ncclOutput struct {
-	// average is -a: -1 for distbench's time (the median over iterations
+// Config is what the table says of the run besides its records: the job,
+// the size range and nccl-tests' output options, as the command line set
+// them.
+type Config struct {
+	Args      []string // the command line, for "Collective test starting"
+	Strategy  string
+	NP        int
+	Transport string
+	Link      string
+	Options   map[string]string
+	Warmup    int
+	Iters     int
+	// MinBytes, MaxBytes and the step (StepBytes when positive, else
+	// StepFactor) are -b, -e and -i or -f, for the preamble.
+	MinBytes, MaxBytes int64
+	StepFactor         float64
+	StepBytes          int64
+	// CheckRuns is -c: checked runs per size, 0 for an unchecked run
+	// (#wrong then reads N/A).
+	CheckRuns int
+	// Modes is which forms are measured: both, out or in.
+	Modes string
+	// Average is -a: -1 for distbench's time (the median over iterations
 	// of the slowest rank's time); 0..3 for nccl-tests' (each rank's mean
 	// iteration time, then rank 0's, the average, the minimum or the
 	// maximum over ranks).
-	average int
-	// perIter is -I: the per-iteration columns i_min, i_max, i_p99, i_cv%
-	// of each iteration's slowest-rank time; perIterSkip (-K) leading
+	Average int
+	// PerIter is -I: the per-iteration columns i_min, i_max, i_p99, i_cv%
+	// of each iteration's slowest-rank time; PerIterSkip (-K) leading
 	// iterations are left out of those summaries.
-	perIter     bool
-	perIterSkip int
-	timestamps  bool // -S: a timestamp closes every row
-	args        []string
-	now         func() time.Time
+	PerIter     bool
+	PerIterSkip int
+	Timestamps  bool // -S: a timestamp closes every row
+	// MinBusBW is NCCL_TESTS_MIN_BW: the average bus bandwidth (GB/s)
+	// below whose 90% the run fails, there and here; 0 checks nothing.
+	MinBusBW float64
+	Version  string       // distbench's version line
+	Env      *results.Env // this host, for the devices' descriptions
+	Now      func() time.Time
 }
 
-// table prints nccl-tests' table: one line per size, out-of-place columns
+// Table prints nccl-tests' table: one line per size, out-of-place columns
 // then in-place columns, as the records for that size arrive; the
 // preamble waits for the first record, which names every rank's host and
 // pid.
-type table struct {
+type Table struct {
 	w        *bufio.Writer
-	spec     *job.Spec
-	out      ncclOutput
-	modes    string
-	flags    *runFlags
+	cfg      Config
 	pending  map[string][2]*results.Record
 	order    []string // pending keys in arrival order, for a failed run's half rows
 	busbw    []float64
@@ -61,19 +79,29 @@ type table struct {
 	check    bool
 	rows     int
 	started  bool
-	doc      *ncclDoc // -J, nil without
+	doc      *Doc // -J, nil without
 	last     *results.Record
 	slow     map[int]*slowRank // by rank, see noteSlowest
 	measured int               // records measured without error
 }
 
-func newTable(w io.Writer, spec *job.Spec, f *runFlags, out ncclOutput) *table {
-	if out.now == nil {
-		out.now = time.Now
+// NewTable starts a table; nothing is printed before the first record
+// or Footer.
+func NewTable(w io.Writer, cfg Config) *Table {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	return &table{w: bufio.NewWriter(w), spec: spec, flags: f, out: out, modes: f.inplace,
-		pending: map[string][2]*results.Record{}, check: spec.Check}
+	if cfg.Env == nil {
+		cfg.Env = &results.Env{}
+	}
+	return &Table{w: bufio.NewWriter(w), cfg: cfg, pending: map[string][2]*results.Record{}, check: cfg.CheckRuns > 0}
 }
+
+// SetDoc makes the table write -J's document as it prints its rows.
+func (t *Table) SetDoc(d *Doc) { t.doc = d }
+
+// Wrong is the number of wrong elements in the rows printed so far.
+func (t *Table) Wrong() int64 { return t.wrong }
 
 // rowKey is what one row of the table shares: its two records differ only
 // in where the result goes.
@@ -81,7 +109,9 @@ func rowKey(r *results.Record) string {
 	return fmt.Sprintf("%s/%s/%d/%d", r.DType, r.Op, r.Bytes, r.Round)
 }
 
-func (t *table) add(r *results.Record) {
+// Add prints r's row once both its forms have arrived (one, with Modes
+// out or in).
+func (t *Table) Add(r *results.Record) {
 	if !t.started {
 		t.preamble(r)
 	}
@@ -97,7 +127,7 @@ func (t *table) add(r *results.Record) {
 		pair[0] = r
 	}
 	t.pending[key] = pair
-	if (t.modes == "both" && pair[0] != nil && pair[1] != nil) || t.modes != "both" {
+	if (t.cfg.Modes == "both" && pair[0] != nil && pair[1] != nil) || t.cfg.Modes != "both" {
 		t.row(pair)
 		delete(t.pending, key)
 		t.order = slices.DeleteFunc(t.order, func(k string) bool { return k == key })
@@ -107,49 +137,44 @@ func (t *table) add(r *results.Record) {
 // preamble is nccl-tests' opening: what ran, with which settings, on which
 // devices, then the column headers. first, the first record, names the
 // ranks; nil when the run failed before measuring anything.
-func (t *table) preamble(first *results.Record) {
+func (t *Table) preamble(first *results.Record) {
 	t.started = true
-	s, f := t.spec, t.flags
-	env := captureEnv()
-	fmt.Fprintf(t.w, "# distbench version %s; nccl-tests %s output format\n", versionLine(), ncclTestsVersion)
-	fmt.Fprintf(t.w, "# Collective test starting: %s\n", strings.Join(t.out.args, " "))
-	step := fmt.Sprintf("%g(factor)", f.stepFactor)
-	if f.stepB != "" {
-		step = fmt.Sprintf("%d(bytes)", f.stepBytes)
-	}
-	validation := 0
-	if s.Check {
-		validation = max(f.check.n, 1)
+	c := t.cfg
+	fmt.Fprintf(t.w, "# distbench version %s; nccl-tests %s output format\n", c.Version, Version)
+	fmt.Fprintf(t.w, "# Collective test starting: %s\n", strings.Join(c.Args, " "))
+	step := fmt.Sprintf("%g(factor)", c.StepFactor)
+	if c.StepBytes > 0 {
+		step = fmt.Sprintf("%d(bytes)", c.StepBytes)
 	}
 	fmt.Fprintf(t.w, "# nThread 1 nGpus 1 minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0 unalign: 0\n",
-		f.lo, f.hi, step, s.Warmup, s.Iters, validation)
-	if t.out.perIter {
+		c.MinBytes, c.MaxBytes, step, c.Warmup, c.Iters, c.CheckRuns)
+	if c.PerIter {
 		fmt.Fprintf(t.w, "# Per-Iteration Report: wall-clock timing per rank; i_* uses max over process rows")
-		if t.out.perIterSkip > 0 {
-			fmt.Fprintf(t.w, "; summary skips first %d iterations", t.out.perIterSkip)
+		if c.PerIterSkip > 0 {
+			fmt.Fprintf(t.w, "; summary skips first %d iterations", c.PerIterSkip)
 		}
 		fmt.Fprintf(t.w, " \n")
 	}
-	fmt.Fprintf(t.w, "# distbench: strategy %s, np %d, transport %s", s.Strategy, s.NP, s.TransportName())
-	if s.Link != "" {
-		fmt.Fprintf(t.w, ", link %s", s.Link)
+	fmt.Fprintf(t.w, "# distbench: strategy %s, np %d, transport %s", c.Strategy, c.NP, c.Transport)
+	if c.Link != "" {
+		fmt.Fprintf(t.w, ", link %s", c.Link)
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
-		fmt.Fprintf(t.w, ", %s=%s", k, s.Options[k])
+	for _, k := range slices.Sorted(maps.Keys(c.Options)) {
+		fmt.Fprintf(t.w, ", %s=%s", k, c.Options[k])
 	}
-	fmt.Fprintf(t.w, "\n# distbench: time is %s\n#\n", timeDefinition(t.out.average))
+	fmt.Fprintf(t.w, "\n# distbench: time is %s\n#\n", TimeDefinition(c.Average))
 	fmt.Fprintf(t.w, "# Using devices\n")
-	for _, d := range devices(first, s.NP, env) {
+	for _, d := range devices(first, c.NP, c.Env) {
 		fmt.Fprintf(t.w, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", d.Rank, d.Group, d.PID, d.Hostname, d.Device, d.DeviceHex, d.DeviceInfo)
 	}
 	if t.doc != nil {
-		t.doc.configure(t, first, env)
+		t.doc.configure(c, first)
 	}
 	t.header()
 }
 
-// timeDefinition says in words what the time column is under -a.
-func timeDefinition(average int) string {
+// TimeDefinition says in words what the time column is under -a.
+func TimeDefinition(average int) string {
 	switch average {
 	case 0:
 		return "rank 0's mean iteration time (-a 0, as nccl-tests)"
@@ -194,15 +219,15 @@ func devices(first *results.Record, np int, env *results.Env) []device {
 	return out
 }
 
-func (t *table) header() {
+func (t *Table) header() {
 	ts := func(s string) string {
-		if !t.out.timestamps {
+		if !t.cfg.Timestamps {
 			return " "
 		}
 		return fmt.Sprintf(" %19s", s)
 	}
 	lbl := "time"
-	if t.out.perIter {
+	if t.cfg.PerIter {
 		fmt.Fprintf(t.w, "#\n# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n", "", "", "", "", "")
 		fmt.Fprintf(t.w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s%s\n",
 			"size", "count", "type", "redop", "root",
@@ -222,8 +247,8 @@ func (t *table) header() {
 	t.w.Flush()
 }
 
-// ncclTypeName is nccl-tests' name of a distbench dtype.
-func ncclTypeName(dtype string) string {
+// TypeName is nccl-tests' name of a distbench dtype.
+func TypeName(dtype string) string {
 	switch dtype {
 	case "float32":
 		return "float"
@@ -235,25 +260,36 @@ func ncclTypeName(dtype string) string {
 	return dtype
 }
 
-// ncclCount is nccl-tests' count column: elements per rank's buffer, the
+// Count is nccl-tests' count column: elements per rank's buffer, the
 // larger buffer's count divided by np for the collectives that split it.
-func ncclCount(r *results.Record) int64 {
-	if tr, _ := job.TraitsOf(r.Collective); tr.Blocks && r.NP > 0 {
+func Count(r *results.Record) int64 {
+	if Blocks(r.Collective) && r.NP > 0 {
 		return r.Count / int64(r.NP)
 	}
 	return r.Count
 }
 
+// Blocks reports whether a collective's larger buffer splits into np equal
+// blocks, one a rank (harness/job's Traits.Blocks, which a test in
+// cmd/distbench holds this to: reports do not import the harness).
+func Blocks(collective string) bool {
+	switch collective {
+	case "allgather", "reducescatter", "gather", "scatter", "alltoall":
+		return true
+	}
+	return false
+}
+
 // figures are one side of a row: time and bandwidths by the -a rule.
 type figures struct{ timeUs, algbw, busbw float64 }
 
-func (t *table) figures(r *results.Record) figures {
-	if t.out.average < 0 {
+func (t *Table) figures(r *results.Record) figures {
+	if t.cfg.Average < 0 {
 		return figures{r.TimeUs, r.AlgBWGBs, r.BusBWGBs} // distbench's, as recorded
 	}
 	us := r.TimeUsMean // a record without per-rank means: the slowest rank's mean
 	if m := r.RankMeanUs; len(m) > 0 {
-		switch t.out.average {
+		switch t.cfg.Average {
 		case 0:
 			us = m[0]
 		case 1:
@@ -273,7 +309,7 @@ func (t *table) figures(r *results.Record) figures {
 	return figures{us, alg, bus}
 }
 
-func (t *table) row(pair [2]*results.Record) {
+func (t *Table) row(pair [2]*results.Record) {
 	first := pair[0]
 	if first == nil {
 		first = pair[1]
@@ -282,7 +318,7 @@ func (t *table) row(pair [2]*results.Record) {
 	if op == "" {
 		op = "none"
 	}
-	fmt.Fprintf(t.w, "%12d  %12d  %8s  %6s  %6d", first.Bytes, ncclCount(first), ncclTypeName(first.DType), op, first.Root)
+	fmt.Fprintf(t.w, "%12d  %12d  %8s  %6s  %6d", first.Bytes, Count(first), TypeName(first.DType), op, first.Root)
 	if key := fmt.Sprintf("%s/%s/%d", first.DType, first.Op, first.Bytes); !t.wireSeen[key] {
 		for _, r := range pair {
 			if r != nil && r.Error == "" && r.HasWire() {
@@ -297,18 +333,18 @@ func (t *table) row(pair [2]*results.Record) {
 	}
 	var entry *ncclResult
 	if t.doc != nil {
-		entry = t.doc.result(first, ncclTypeName(first.DType), op)
+		entry = t.doc.result(first, TypeName(first.DType), op)
 	}
 	for side, r := range pair {
 		if r == nil {
-			if side == 0 && t.modes == "in" {
+			if side == 0 && t.cfg.Modes == "in" {
 				fmt.Fprint(t.w, "                                ")
 			}
 			continue
 		}
 		if r.Error != "" {
 			fmt.Fprintf(t.w, "  %7s  %6s  %6s  %6s", "failed", "-", "-", "-")
-			if t.out.perIter {
+			if t.cfg.PerIter {
 				fmt.Fprintf(t.w, "  %7s  %7s  %7s  %7s", "-", "-", "-", "-")
 			}
 			continue
@@ -317,23 +353,23 @@ func (t *table) row(pair [2]*results.Record) {
 		t.noteSlowest(r)
 		fig := t.figures(r)
 		if t.check {
-			fmt.Fprintf(t.w, "  %7s  %6s  %6s  %6.6g", floatStr(fig.timeUs, 7), floatStr(fig.algbw, 6), floatStr(fig.busbw, 6), float64(max(r.Wrong, 0)))
+			fmt.Fprintf(t.w, "  %7s  %6s  %6s  %6.6g", FloatStr(fig.timeUs, 7), FloatStr(fig.algbw, 6), FloatStr(fig.busbw, 6), float64(max(r.Wrong, 0)))
 			t.wrong += max(r.Wrong, 0)
 		} else {
-			fmt.Fprintf(t.w, "  %7s  %6s  %6s    N/A", floatStr(fig.timeUs, 7), floatStr(fig.algbw, 6), floatStr(fig.busbw, 6))
+			fmt.Fprintf(t.w, "  %7s  %6s  %6s    N/A", FloatStr(fig.timeUs, 7), FloatStr(fig.algbw, 6), FloatStr(fig.busbw, 6))
 		}
-		var it iterStats
-		if t.out.perIter {
-			it = computeIterStats(r.SamplesUs, t.out.perIterSkip)
-			fmt.Fprintf(t.w, "  %7s  %7s  %7s  %7s", floatStr(it.min, 7), floatStr(it.max, 7), floatStr(it.p99, 7), floatStr(it.cvPct, 7))
+		var it stats.IterStats
+		if t.cfg.PerIter {
+			it = stats.SummarizeIterations(r.SamplesUs, t.cfg.PerIterSkip)
+			fmt.Fprintf(t.w, "  %7s  %7s  %7s  %7s", FloatStr(it.Min, 7), FloatStr(it.Max, 7), FloatStr(it.P99, 7), FloatStr(it.CVPct, 7))
 		}
 		if entry != nil {
-			entry.set(side == 1, r, fig, t.check, t.out, it)
+			entry.set(side == 1, r, fig, t.check, t.cfg.PerIter, it)
 		}
 		t.busbw = append(t.busbw, fig.busbw)
 	}
-	if t.out.timestamps {
-		fmt.Fprintf(t.w, "%21s", t.out.now().Format(tsLayout))
+	if t.cfg.Timestamps {
+		fmt.Fprintf(t.w, "%21s", t.cfg.Now().Format(TimestampLayout))
 	}
 	fmt.Fprintln(t.w)
 	t.rows++
@@ -343,9 +379,9 @@ func (t *table) row(pair [2]*results.Record) {
 	}
 }
 
-// floatStr is nccl-tests' getFloatStr: the value in width characters with
+// FloatStr is nccl-tests' getFloatStr: the value in width characters with
 // two decimals, or one, or none, or in exponent form when nothing fits.
-func floatStr(v float64, width int) string {
+func FloatStr(v float64, width int) string {
 	for _, prec := range []int{2, 1, 0} {
 		if s := strconv.FormatFloat(v, 'f', prec, 64); len(s) <= width {
 			return fmt.Sprintf("%*s", width, s)
@@ -357,43 +393,11 @@ func floatStr(v float64, width int) string {
 	return fmt.Sprintf("%*.0e", width, v)
 }
 
-// iterStats are nccl-tests' per-iteration summaries (computeIterStats in
-// src/util.cu): min, max, the upper median, nearest-rank percentiles, and
-// the population standard deviation, of the iterations after skip.
-type iterStats struct {
-	min, max, avg, p50, p95, p99, stdev, cvPct float64
-	skipped                                    int
-}
-
-func computeIterStats(timesUs []float64, skip int) iterStats {
-	skip = min(max(skip, 0), max(len(timesUs)-1, 0))
-	s := slices.Clone(timesUs[skip:])
-	if len(s) == 0 {
-		return iterStats{}
-	}
-	slices.Sort(s)
-	n := len(s)
-	pct := func(p int) float64 { return s[min(n-1, (n*p+99)/100-1)] }
-	st := iterStats{min: s[0], max: s[n-1], p50: s[n/2], p95: pct(95), p99: pct(99), skipped: skip}
-	for _, v := range s {
-		st.avg += v
-	}
-	st.avg /= float64(n)
-	for _, v := range s {
-		st.stdev += (v - st.avg) * (v - st.avg)
-	}
-	st.stdev = math.Sqrt(st.stdev / float64(n))
-	if st.avg > 0 {
-		st.cvPct = st.stdev / st.avg * 100
-	}
-	return st
-}
-
-// footer closes the table as nccl-tests does, after distbench's own
+// Footer closes the table as nccl-tests does, after distbench's own
 // comment lines (bytes on the wire, the slowest rank). It reports whether
 // the average bus bandwidth fell below NCCL_TESTS_MIN_BW's 90%, which
 // fails the run there and here.
-func (t *table) footer(runErr error) (bwFailed bool, docErr error) {
+func (t *Table) Footer(runErr error) (bwFailed bool, docErr error) {
 	if !t.started {
 		t.preamble(nil)
 	}
@@ -414,7 +418,7 @@ func (t *table) footer(runErr error) (bwFailed bool, docErr error) {
 	if len(t.busbw) > 0 {
 		avg /= float64(len(t.busbw))
 	}
-	minBW, bwChecked := minBusBW()
+	minBW, bwChecked := t.cfg.MinBusBW, t.cfg.MinBusBW > 0
 	bwStatus := ""
 	if bwChecked {
 		bwStatus, bwFailed = "OK", avg < minBW*0.9
@@ -423,7 +427,7 @@ func (t *table) footer(runErr error) (bwFailed bool, docErr error) {
 		}
 	}
 	fmt.Fprintf(t.w, "# %-20s : %.6g %s\n", "Avg bus bandwidth", avg, bwStatus)
-	fmt.Fprintf(t.w, "#\n# Collective test concluded: %s\n#\n", strings.Join(t.out.args, " "))
+	fmt.Fprintf(t.w, "#\n# Collective test concluded: %s\n#\n", strings.Join(t.cfg.Args, " "))
 	if runErr != nil {
 		fmt.Fprintf(t.w, "# incomplete: the run failed after %d rows\n# error: %s\n", t.rows, oneLine(runErr.Error()))
 	} else {
@@ -436,28 +440,4 @@ func (t *table) footer(runErr error) (bwFailed bool, docErr error) {
 	return bwFailed, docErr
 }
 
-func nowString() string { return time.Now().Format(tsLayout) }
-
-// minBusBW is NCCL_TESTS_MIN_BW, the average bus bandwidth (GB/s) below
-// whose 90% nccl-tests fails a run, for health checks.
-func minBusBW() (float64, bool) {
-	v, err := strconv.ParseFloat(os.Getenv("NCCL_TESTS_MIN_BW"), 64)
-	return v, err == nil && v > 0
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// versionLine and captureEnv are variables so that golden tests fix what
-// differs between machines and builds.
-var (
-	versionLine = buildVersion
-	captureEnv  = func() *results.Env { return ptr(results.CaptureEnv()) }
-)
-
-// buildVersion is this build's version line, as --version prints it.
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	return version(bi, ok)
-}
-
-func ptr[T any](v T) *T { return &v }

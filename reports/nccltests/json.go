@@ -1,4 +1,4 @@
-package main
+package nccltests
 
 import (
 	"encoding/json"
@@ -8,16 +8,18 @@ import (
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 )
 
-// ncclJSONVersion is the version of nccl-tests' -J document (its
+// JSONVersion is the version of nccl-tests' -J document (its
 // JSON_FILE_VERSION in src/util.cu) whose shape ncclDoc reproduces, so that
 // the tools written for it (tools/analyze_perf_json.py) read distbench's.
-const ncclJSONVersion = 3
+const JSONVersion = 3
 
-// ncclDoc is nccl-tests' -J document: one JSON object with the run's
+// Doc is nccl-tests' -J document: one JSON object with the run's
 // arguments, configuration, devices and a result per row. It is rewritten
 // whole after every row, so an interrupted run leaves a valid document
 // with the rows it measured.
@@ -25,11 +27,12 @@ const ncclJSONVersion = 3
 // Where nccl-tests' writer has quirks, they are kept, because parsers rely
 // on them: its booleans are the strings "true" and "false", a root is a
 // string padded to six characters, and a NaN is the string "nan".
-type ncclDoc struct {
+type Doc struct {
 	f    *os.File
 	size int64 // bytes written by the last whole write
 	end  int64 // where the results list's closing "]" goes; 0 before the first row
 	err  error // the first failed write, reported by finish
+	now  func() time.Time
 
 	Version     int            `json:"version"`
 	StartTime   string         `json:"start_time"`
@@ -138,14 +141,15 @@ func jsonBool(b bool) string {
 	return "false"
 }
 
-// createNCCLDoc creates path as nccl-tests does: never over an existing
-// file, but at the first free path.0, path.1, ….
-func createNCCLDoc(path string, args []string, now string) (*ncclDoc, string, error) {
+// CreateDoc creates path as nccl-tests does: never over an existing
+// file, but at the first free path.0, path.1, …; now is the start time.
+// It returns the document and the path it took.
+func CreateDoc(path string, args []string, now time.Time) (*Doc, string, error) {
 	try := path
 	for i := 0; ; i++ {
 		f, err := os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			d := &ncclDoc{f: f, Version: ncclJSONVersion, StartTime: now, Args: args, Env: docEnv(os.Environ()), Results: []*ncclResult{}}
+			d := &Doc{f: f, Version: JSONVersion, StartTime: now.Format(TimestampLayout), Args: args, Env: docEnv(os.Environ()), Results: []*ncclResult{}}
 			return d, try, d.write()
 		}
 		if !errors.Is(err, fs.ErrExist) || i == 1000 {
@@ -179,39 +183,36 @@ func docEnv(environ []string) []string {
 	return out
 }
 
-func (d *ncclDoc) configure(t *table, first *results.Record, env *results.Env) {
-	s, f := t.spec, t.flags
-	c := &ncclConfig{NThreads: 1, NGPUs: 1, MinimumBytes: f.lo, MaximumBytes: f.hi, WarmupIters: s.Warmup, Iterations: s.Iters,
-		AggIterations: 1, Blocking: jsonBool(false), PerIterTiming: jsonBool(t.out.perIter), PerIterSkip: t.out.perIterSkip,
-		ParallelInit: jsonBool(false), Devices: devices(first, s.NP, env)}
-	if f.stepB != "" {
-		c.StepBytes = &f.stepBytes
+func (d *Doc) configure(cfg Config, first *results.Record) {
+	c := &ncclConfig{NThreads: 1, NGPUs: 1, MinimumBytes: cfg.MinBytes, MaximumBytes: cfg.MaxBytes, WarmupIters: cfg.Warmup, Iterations: cfg.Iters,
+		AggIterations: 1, Blocking: jsonBool(false), PerIterTiming: jsonBool(cfg.PerIter), PerIterSkip: cfg.PerIterSkip,
+		ParallelInit: jsonBool(false), Devices: devices(first, cfg.NP, cfg.Env), Validation: cfg.CheckRuns}
+	if cfg.StepBytes > 0 {
+		c.StepBytes = &cfg.StepBytes
 	} else {
-		c.StepFactor = &f.stepFactor
-	}
-	if s.Check {
-		c.Validation = max(f.check.n, 1)
+		c.StepFactor = &cfg.StepFactor
 	}
 	d.Config = c
-	d.Distbench = &distbenchInfo{Version: versionLine(), Strategy: s.Strategy, NP: s.NP, Link: s.Link, Options: s.Options, Time: timeDefinition(t.out.average)}
+	d.now = cfg.Now
+	d.Distbench = &distbenchInfo{Version: cfg.Version, Strategy: cfg.Strategy, NP: cfg.NP, Link: cfg.Link, Options: cfg.Options, Time: TimeDefinition(cfg.Average)}
 }
 
 // result starts the document's entry for the row of r.
-func (d *ncclDoc) result(r *results.Record, typ, op string) *ncclResult {
-	return &ncclResult{Size: r.Bytes, Count: ncclCount(r), Type: typ, Redop: op, Root: fmt.Sprintf("%6d", r.Root), ActualIterations: r.Iters}
+func (d *Doc) result(r *results.Record, typ, op string) *ncclResult {
+	return &ncclResult{Size: r.Bytes, Count: Count(r), Type: typ, Redop: op, Root: fmt.Sprintf("%6d", r.Root), ActualIterations: r.Iters}
 }
 
 // set fills one side of e from its record and the figures the table printed.
-func (e *ncclResult) set(inPlace bool, r *results.Record, fig figures, checked bool, out ncclOutput, it iterStats) {
+func (e *ncclResult) set(inPlace bool, r *results.Record, fig figures, checked, perIter bool, it stats.IterStats) {
 	f := &ncclFigures{Time: jsonFloat(fig.timeUs), AlgBW: jsonFloat(fig.algbw), BusBW: jsonFloat(fig.busbw)}
 	if checked {
 		w := jsonFloat(max(r.Wrong, 0))
 		f.NWrong = &w
 	}
 	var p *ncclPerIter
-	if out.perIter {
-		p = &ncclPerIter{Skipped: it.skipped, MinUs: jsonFloat(it.min), MaxUs: jsonFloat(it.max), AvgUs: jsonFloat(it.avg),
-			P50Us: jsonFloat(it.p50), P95Us: jsonFloat(it.p95), P99Us: jsonFloat(it.p99), StdevUs: jsonFloat(it.stdev), CVPct: jsonFloat(it.cvPct)}
+	if perIter {
+		p = &ncclPerIter{Skipped: it.Skipped, MinUs: jsonFloat(it.Min), MaxUs: jsonFloat(it.Max), AvgUs: jsonFloat(it.Avg),
+			P50Us: jsonFloat(it.P50), P95Us: jsonFloat(it.P95), P99Us: jsonFloat(it.P99), StdevUs: jsonFloat(it.Stdev), CVPct: jsonFloat(it.CVPct)}
 		p.TimesUs = make([]jsonFloat, len(r.SamplesUs))
 		for i, v := range r.SamplesUs {
 			p.TimesUs[i] = jsonFloat(v)
@@ -231,7 +232,7 @@ func (e *ncclResult) set(inPlace bool, r *results.Record, fig figures, checked b
 // add appends e to the document on disk. Only the new row and the
 // closing "]}" are written, so a long health loop (-N 0) costs each row its
 // own bytes, not the whole document again.
-func (d *ncclDoc) add(e *ncclResult) {
+func (d *Doc) add(e *ncclResult) {
 	d.Results = append(d.Results, e)
 	if d.err != nil {
 		return
@@ -257,7 +258,7 @@ func (d *ncclDoc) add(e *ncclResult) {
 	d.end += int64(len(b))
 }
 
-func (d *ncclDoc) finish(wrong int64, avg, minBW float64, bwChecked bool, runErr error) error {
+func (d *Doc) finish(wrong int64, avg, minBW float64, bwChecked bool, runErr error) error {
 	d.OutOfBounds = &struct {
 		Count int64  `json:"count"`
 		Okay  string `json:"okay"`
@@ -275,7 +276,11 @@ func (d *ncclDoc) finish(wrong int64, avg, minBW float64, bwChecked bool, runErr
 		errs = append(errs, runErr.Error())
 	}
 	d.Errors = &errs
-	d.EndTime = nowString()
+	now := d.now
+	if now == nil { // finished before any row: configure never ran
+		now = time.Now
+	}
+	d.EndTime = now().Format(TimestampLayout)
 	err := d.write()
 	if d.err != nil {
 		err = d.err
@@ -286,7 +291,7 @@ func (d *ncclDoc) finish(wrong int64, avg, minBW float64, bwChecked bool, runErr
 	return err
 }
 
-func (d *ncclDoc) write() error {
+func (d *Doc) write() error {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return err
