@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	costmodel "github.com/distbench/distbench/model"
+	"github.com/distbench/distbench/costmodel"
 	"github.com/distbench/distbench/results"
 )
 

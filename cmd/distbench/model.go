@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/distbench/distbench/costmodel"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
-	"github.com/distbench/distbench/model"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
 )
@@ -47,7 +47,7 @@ func linkShape(s string) (rateBits, latency float64, err error) {
 
 // readPoints reads the model's points from run directories: the rounds of
 // one point in several runs are pooled.
-func readPoints(dirs []string) ([]model.Point, error) {
+func readPoints(dirs []string) ([]costmodel.Point, error) {
 	var recs []results.Record
 	cores := 0
 	for _, d := range dirs {
@@ -60,9 +60,9 @@ func readPoints(dirs []string) ([]model.Point, error) {
 		}
 		recs = append(recs, run.Records...)
 	}
-	pts := model.Points(recs, cores)
+	pts := costmodel.Points(recs, cores)
 	if len(pts) == 0 {
-		return nil, fmt.Errorf("no allreduce points of %s in %s", strings.Join(model.Names(), ", "), strings.Join(dirs, ", "))
+		return nil, fmt.Errorf("no allreduce points of %s in %s", strings.Join(costmodel.Names(), ", "), strings.Join(dirs, ", "))
 	}
 	return pts, nil
 }
@@ -87,14 +87,14 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 			if err != nil {
 				return err
 			}
-			fits, err := model.FitAll(pts, linkShape, seed)
+			fits, err := costmodel.FitAll(pts, linkShape, seed)
 			if err != nil {
 				return err
 			}
 			if out == "" {
 				out = filepath.Join(args[0], CalibrationFile)
 			}
-			cal := model.Calibration{Schema: 1, Runs: args, Fits: fits}
+			cal := costmodel.Calibration{Schema: 1, Runs: args, Fits: fits}
 			b, err := json.MarshalIndent(cal, "", "  ")
 			if err != nil {
 				return err
@@ -112,7 +112,7 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 	return cmd
 }
 
-func writeFits(w io.Writer, fits []model.Fit) {
+func writeFits(w io.Writer, fits []costmodel.Fit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "link\talgo\tpoints\tβ ns/B (link)\tα µs [95% CI]\tκ ns/B [95% CI]\tγ ns/B [95% CI]\tδ µs [95% CI]\tcrowd [95% CI]\tlatency-bound err %\tbandwidth-bound err %\t")
 	for _, f := range fits {
@@ -151,7 +151,7 @@ or every-other-size (calibrate on the 1st, 3rd, … size of each series).`,
 			if err != nil {
 				return usagef("model validate: %v", err)
 			}
-			hs, err := model.Validate(pts, sel, linkShape, 1)
+			hs, err := costmodel.Validate(pts, sel, linkShape, 1)
 			if err != nil {
 				return err
 			}
@@ -182,19 +182,19 @@ or every-other-size (calibrate on the 1st, 3rd, … size of each series).`,
 }
 
 // trainSelector parses --train.
-func trainSelector(s string, pts []model.Point) (func(model.Point) bool, error) {
+func trainSelector(s string, pts []costmodel.Point) (func(costmodel.Point) bool, error) {
 	if s == "every-other-size" {
 		sizes := map[int64]bool{}
 		for _, p := range pts {
 			sizes[p.Bytes] = true
 		}
 		rank := rankOf(sizes)
-		return func(p model.Point) bool { return rank[p.Bytes]%2 == 0 }, nil
+		return func(p costmodel.Point) bool { return rank[p.Bytes]%2 == 0 }, nil
 	}
 	if v, ok := strings.CutPrefix(s, "np<="); ok {
 		n, err := strconv.Atoi(v)
 		if err == nil && n >= 2 {
-			return func(p model.Point) bool { return p.NP <= n }, nil
+			return func(p costmodel.Point) bool { return p.NP <= n }, nil
 		}
 	}
 	return nil, fmt.Errorf("--train %q (accepted: np<=N with N ≥ 2, or every-other-size)", s)
@@ -277,7 +277,7 @@ marked.`,
 	fl.StringVar(&f.nps, "np", "8,64,512,4096", "world sizes, comma-separated")
 	fl.StringVar(&f.sizes, "sizes", "4KiB,1MiB,64MiB,1GiB", "sizes, comma-separated")
 	fl.StringVar(&f.algos, "algo", "", "algorithms, comma-separated (default "+defaultPredictAlgos+
-		", and ring/hier,tree/hier where --hosts has several ranks per host): "+strings.Join(model.Names(), ", "))
+		", and ring/hier,tree/hier where --hosts has several ranks per host): "+strings.Join(costmodel.Names(), ", "))
 	fl.StringVar(&f.link, "link", "100Gbit,2us", "the NIC: RATE,LATENCY as --link of sweep")
 	fl.StringVar(&f.intra, "intra", "", "links within a host, RATE,LATENCY (default: as --link)")
 	fl.StringVar(&f.hosts, "hosts", "512x8", "HOSTSxRANKS_PER_HOST")
@@ -294,8 +294,8 @@ marked.`,
 }
 
 // grid checks the flags and makes the model's question of them.
-func (f *predictFlags) grid() (*model.Grid, error) {
-	g := &model.Grid{Oversub: f.oversub, Alpha: f.alpha.Seconds(), Gamma: f.gamma * 1e-9}
+func (f *predictFlags) grid() (*costmodel.Grid, error) {
+	g := &costmodel.Grid{Oversub: f.oversub, Alpha: f.alpha.Seconds(), Gamma: f.gamma * 1e-9}
 	var err error
 	if g.NPs, err = parseInts(f.nps); err != nil {
 		return nil, fmt.Errorf("--np %q: %v (accepted: world sizes ≥ 2, comma-separated)", f.nps, err)
@@ -311,14 +311,14 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 	if err != nil || rate <= 0 {
 		return nil, fmt.Errorf("--link %q: want a rate and a latency such as 100Gbit,2us", f.link)
 	}
-	g.LinkName, g.Link = f.link, model.FromLink(rate, lat, 0, 0)
+	g.LinkName, g.Link = f.link, costmodel.FromLink(rate, lat, 0, 0)
 	g.Intra = g.Link
 	if f.intra != "" {
 		r, l, err := linkShape(f.intra)
 		if err != nil || r <= 0 {
 			return nil, fmt.Errorf("--intra %q: want a rate and a latency such as 400Gbit,1us", f.intra)
 		}
-		g.Intra = model.FromLink(r, l, 0, 0)
+		g.Intra = costmodel.FromLink(r, l, 0, 0)
 	}
 	h, p, ok := strings.Cut(f.hosts, "x")
 	g.Hosts, err = strconv.Atoi(h)
@@ -336,8 +336,8 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 		}
 	}
 	for _, a := range strings.Split(algos, ",") {
-		if _, err := model.Lookup(strings.TrimSpace(a)); err != nil {
-			return nil, fmt.Errorf("--algo %q: unknown %q (accepted: %s)", algos, a, strings.Join(model.Names(), ", "))
+		if _, err := costmodel.Lookup(strings.TrimSpace(a)); err != nil {
+			return nil, fmt.Errorf("--algo %q: unknown %q (accepted: %s)", algos, a, strings.Join(costmodel.Names(), ", "))
 		}
 		g.Algos = append(g.Algos, strings.TrimSpace(a))
 	}
@@ -365,7 +365,7 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--delays-from: %v", err)
 		}
-		if g.Delays = model.Lateness(run.Records); len(g.Delays) == 0 {
+		if g.Delays = costmodel.Lateness(run.Records); len(g.Delays) == 0 {
 			return nil, fmt.Errorf("--delays-from %s: no per-rank times in its records", f.delays)
 		}
 	}
@@ -377,7 +377,7 @@ func (f *predictFlags) grid() (*model.Grid, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--calibration: %v", err)
 		}
-		g.Cal = &model.Calibration{}
+		g.Cal = &costmodel.Calibration{}
 		if err := json.Unmarshal(b, g.Cal); err != nil || g.Cal.Schema != 1 {
 			return nil, fmt.Errorf("--calibration %s: not a calibration file of `distbench model calibrate` (schema 1)", f.calib)
 		}
@@ -412,7 +412,7 @@ func parseInts(s string) ([]int, error) {
 }
 
 // writePredictions prints the table of predictions and the winners.
-func writePredictions(w io.Writer, g *model.Grid, preds []model.Prediction) {
+func writePredictions(w io.Writer, g *costmodel.Grid, preds []costmodel.Prediction) {
 	fmt.Fprintf(w, "# predicted allreduce on %s NICs, hosts of %d ranks, spine %g:1; * = extrapolation\n", g.LinkName, g.PerHost, max(1, g.Oversub))
 	if g.SlowNIC >= 0 {
 		fmt.Fprintf(w, "# host %d's NIC %g× slower\n", g.SlowNIC, g.SlowNICFactor)
@@ -436,7 +436,7 @@ func writePredictions(w io.Writer, g *model.Grid, preds []model.Prediction) {
 	fmt.Fprintln(w, "\n# predicted winner per (np, size)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "np\tsize\twinner\trunner-up slower by\t")
-	for _, win := range model.Winners(preds) {
+	for _, win := range costmodel.Winners(preds) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%.0f%%\t\n", win.NP, units.FormatBytes(win.Bytes), win.Algo, 100*win.Margin)
 	}
 	tw.Flush()

@@ -2,7 +2,7 @@ package tree
 
 // Node is a rank's place in one of the trees this strategy builds: its
 // parent (−1 at the root) and its children, in the order the rank serves
-// them. The cost model (package model) builds its schedules from the same
+// them. The cost model (package costmodel) builds its schedules from the same
 // trees through the functions below, so its trees cannot drift from these.
 type Node struct {
 	Parent   int

@@ -1,4 +1,4 @@
-// Package model predicts how long distbench's collectives take at sizes and
+// Package costmodel predicts how long distbench's collectives take at sizes and
 // world sizes it cannot run here, and says how far to trust the answer.
 //
 // It has three parts that share one parameter set per network shape
@@ -23,4 +23,4 @@
 //	t := a.Closed(p, 8, 1<<20)             // seconds, flat network
 //	r, _ := model.Simulate(a.Program(8, 1<<20), model.Flat(8, p))
 //	fmt.Println(t, r.Time)
-package model
+package costmodel

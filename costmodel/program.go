@@ -1,4 +1,4 @@
-package model
+package costmodel
 
 // A Program is the messages of one collective on every rank, as the
 // strategies' schedules (internal/core.Schedule) send them: per rank, its
