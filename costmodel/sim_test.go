@@ -139,7 +139,7 @@ func TestWhatClosedFormsMiss(t *testing.T) {
 // BenchmarkRing4096 is the target: a 4,096-rank ring allreduce of
 // 1 GiB (2 × 4,095 steps × 4 chunks a segment) simulated in under 10 s.
 //
-//	go test ./model -run '^$' -bench Ring -benchtime 1x
+//	go test ./costmodel -run '^$' -bench Ring -benchtime 1x
 func BenchmarkRing4096(b *testing.B) {
 	for _, c := range []struct {
 		n     int
