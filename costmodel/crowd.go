@@ -89,10 +89,13 @@ func huberScale(grid [][]linear) float64 {
 }
 
 // huberThreshold is Huber's threshold for residuals res: 1.345 robust
-// standard deviations (1.4826 MADs; 10⁻³ where they have none), past
-// which a residual counts linearly rather than squared.
+// standard deviations (stats.ScaledMAD, in the residuals' own units; 10⁻³
+// where they have none), past which a residual counts linearly rather than
+// squared. The residuals are relative errors centred near zero, so their
+// spread is absolute: a spread relative to their median would hang on the
+// sign and size of that median.
 func huberThreshold(res []float64) float64 {
-	s := 1.4826 * stats.MADSpread(res)
+	s := stats.ScaledMAD(res)
 	if s <= 0 {
 		s = 1e-3
 	}

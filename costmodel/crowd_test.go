@@ -182,3 +182,29 @@ func TestPSRepliesActive(t *testing.T) {
 		}
 	}
 }
+
+// TestHuberThreshold: the threshold is 1.345 robust standard deviations of
+// the residuals in their own units, whatever the sign or size of their
+// median. It once took a spread relative to that median, so residuals
+// centred on zero gave 10⁻³ or an enormous threshold by the sign of one
+// value, and it scaled the MAD by 1.4826 twice.
+func TestHuberThreshold(t *testing.T) {
+	const sd = 1.4826 * 0.05 // the residuals' robust standard deviation below
+	for _, tc := range []struct {
+		name string
+		res  []float64
+		want float64
+	}{
+		{"median zero", []float64{-0.1, -0.05, 0, 0.05, 0.1}, 1.345 * sd},
+		{"median a little above zero", []float64{-0.099, -0.049, 0.001, 0.051, 0.101}, 1.345 * sd},
+		{"median a little below zero", []float64{-0.101, -0.051, -0.001, 0.049, 0.099}, 1.345 * sd},
+		{"all under-predicted", []float64{0.2, 0.25, 0.3, 0.35, 0.4}, 1.345 * sd},
+		{"twice as spread", []float64{-0.2, -0.1, 0, 0.1, 0.2}, 1.345 * 2 * sd},
+		{"a perfect fit", []float64{0, 0, 0}, 1.345e-3},
+		{"one residual", []float64{0.3}, 1.345e-3},
+	} {
+		if got := huberThreshold(tc.res); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: huberThreshold(%v) = %.6g, want %.6g", tc.name, tc.res, got, tc.want)
+		}
+	}
+}

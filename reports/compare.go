@@ -88,12 +88,12 @@ const DefaultNoiseFactor = 5
 
 // runRoundNoise is a run's typical spread between round medians: the median
 // over its points measured in at least MinCompareRounds rounds of
-// stats.MADSpread; 0 when it has none.
+// stats.RelativeMADSpread; 0 when it has none.
 func runRoundNoise(idx map[string]*indexed) float64 {
 	var spreads []float64
 	for _, x := range idx {
 		if x.ok != nil && len(x.ok.RoundMediansUs) >= MinCompareRounds {
-			spreads = append(spreads, stats.MADSpread(x.ok.RoundMediansUs))
+			spreads = append(spreads, stats.RelativeMADSpread(x.ok.RoundMediansUs))
 		}
 	}
 	if len(spreads) == 0 {
@@ -116,10 +116,10 @@ func (o CompareOptions) effectiveThreshold(base, new *results.Record, byRound bo
 		return t
 	}
 	if !byRound {
-		return max(t, o.NoiseFactor*max(stats.IQRSpread(base.SamplesUs), stats.IQRSpread(new.SamplesUs)))
+		return max(t, o.NoiseFactor*max(stats.RelativeIQRSpread(base.SamplesUs), stats.RelativeIQRSpread(new.SamplesUs)))
 	}
 	within := max(withinRoundSpread(base), withinRoundSpread(new))
-	between := max(stats.MADSpread(base.RoundMediansUs), stats.MADSpread(new.RoundMediansUs), roundNoise)
+	between := max(stats.RelativeMADSpread(base.RoundMediansUs), stats.RelativeMADSpread(new.RoundMediansUs), roundNoise)
 	return max(t, o.NoiseFactor*within, o.NoiseFactor*between)
 }
 
@@ -134,7 +134,7 @@ func withinRoundSpread(r *results.Record) float64 {
 		total += n
 	}
 	if len(counts) == 0 || total != len(r.SamplesUs) {
-		return stats.IQRSpread(r.SamplesUs)
+		return stats.RelativeIQRSpread(r.SamplesUs)
 	}
 	rel := make([]float64, 0, total)
 	at := 0
@@ -149,7 +149,7 @@ func withinRoundSpread(r *results.Record) float64 {
 			rel = append(rel, x/med)
 		}
 	}
-	return stats.IQRSpread(rel)
+	return stats.RelativeIQRSpread(rel)
 }
 
 // Verdict is Compare's conclusion about one point.

@@ -71,7 +71,7 @@ func PairedCompare(baseDir, newDir string, o CompareOptions) (*Comparison, error
 		q := inRoundOrder(byRound[k])
 		ratios[k] = q
 		if len(q) >= MinPairs {
-			spreads = append(spreads, logSpread(logsOf(q)))
+			spreads = append(spreads, stats.ScaledMAD(logsOf(q)))
 		}
 	}
 	if len(spreads) > 0 {
@@ -277,22 +277,11 @@ func pairedStats(pc *PointComparison, q []float64, pairNoise float64) {
 	// The robust t statistic of the median log ratio: its standard
 	// error from the ratios' MAD, floored at half the run's typical
 	// spread, since a handful of ratios can agree by chance.
-	pc.SE = medianSE(max(logSpread(logs), pairNoise/2), len(q))
+	pc.SE = medianSE(max(stats.ScaledMAD(logs), pairNoise/2), len(q))
 	if pc.SE > 0 {
 		pc.P = 2 * stats.StudentTSF(math.Abs(math.Log1p(pc.Change))/pc.SE, float64(len(q)-1))
 	}
 	pc.Verdict = Same // judgePaired decides, once it knows how many points are judged
-}
-
-// logSpread is the robust standard deviation of log ratios: 1.4826 × their
-// median absolute deviation.
-func logSpread(logs []float64) float64 {
-	med := stats.Median(logs)
-	dev := make([]float64, len(logs))
-	for i, x := range logs {
-		dev[i] = math.Abs(x - med)
-	}
-	return 1.4826 * stats.Median(dev)
 }
 
 // medianSE is the standard error of the median of n values of spread

@@ -85,10 +85,10 @@ func TestResampledMedian(t *testing.T) {
 	}
 }
 
-// TestMADSpread: the between-round spread estimates a normal distribution's
+// TestRelativeMADSpread: the between-round spread estimates a normal distribution's
 // standard deviation without bias, however few the rounds, and one outlier
 // of three does not move it.
-func TestMADSpread(t *testing.T) {
+func TestRelativeMADSpread(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, n := range []int{2, 3, 4, 5, 7, 12} {
 		const trials, sigma = 40000, 0.02
@@ -98,13 +98,13 @@ func TestMADSpread(t *testing.T) {
 			for i := range xs {
 				xs[i] = 100 * (1 + sigma*rng.NormFloat64())
 			}
-			sum += MADSpread(xs)
+			sum += RelativeMADSpread(xs)
 		}
 		if got := sum / trials; got < 0.95*sigma || got > 1.05*sigma {
 			t.Errorf("n=%d: mean spread %.4f, want %.4f within 5%%", n, got, sigma)
 		}
 	}
-	if a, b := MADSpread([]float64{100, 101, 99}), MADSpread([]float64{100, 99, 500}); a != b {
+	if a, b := RelativeMADSpread([]float64{100, 101, 99}), RelativeMADSpread([]float64{100, 99, 500}); a != b {
 		t.Errorf("an outlying round moved the spread: %v, then %v", a, b)
 	}
 }

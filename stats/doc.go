@@ -20,7 +20,7 @@
 //
 //	p, warnings := stats.MannWhitney(base, new, 0.05)
 //	lo, hi := stats.MedianRatioCI(base, new, seed) // of median(new)/median(base) − 1
-//	floor := 5 * max(stats.IQRSpread(base), stats.IQRSpread(new))
+//	floor := 5 * max(stats.RelativeIQRSpread(base), stats.RelativeIQRSpread(new))
 //
 // One definition of each statistic: [Median] averages the middle pair, and
 // [Quantile] interpolates between order statistics (R's type 7), both as

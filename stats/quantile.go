@@ -46,11 +46,11 @@ func Median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// IQRSpread is the interquartile range of xs over 1.349, relative to their
-// median: a normal distribution's standard deviation, estimated so that a
-// few slow outliers do not inflate it. It is 0 for fewer than 4 values or a
-// non-positive median.
-func IQRSpread(xs []float64) float64 {
+// RelativeIQRSpread is the interquartile range of xs over 1.349 (a normal
+// distribution's standard deviation, estimated so that a few slow outliers
+// do not inflate it) divided by their median, so a fraction of it. It is 0
+// for fewer than 4 values or a non-positive median.
+func RelativeIQRSpread(xs []float64) float64 {
 	if len(xs) < 4 {
 		return 0
 	}
@@ -62,14 +62,32 @@ func IQRSpread(xs []float64) float64 {
 	return (Quantile(s, 0.75) - Quantile(s, 0.25)) / 1.349 / med
 }
 
-// MADSpread is 1.4826 × the median absolute deviation of xs, relative to
-// their median: a normal distribution's standard deviation, estimated so
-// that one outlier of three does not move it. Of a few values the median
-// absolute deviation is too small on average (of three, by a third), so it
-// is scaled by Croux and Rousseeuw's small-sample factor, which makes it
-// unbiased for a normal distribution. It is 0 for fewer than 2 values or a
-// non-positive median.
-func MADSpread(xs []float64) float64 {
+// ScaledMAD is 1.4826 × the median absolute deviation of xs from their
+// median, in xs's own units: a normal distribution's standard deviation,
+// estimated so that one outlier of three does not move it (R's mad()). It
+// suits values centred anywhere, zero included (residuals, log ratios);
+// [RelativeMADSpread] is the same spread as a fraction of a positive median.
+// It is 0 for fewer than 2 values.
+func ScaledMAD(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	med := Median(xs)
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+	}
+	return 1.4826 * Median(dev)
+}
+
+// RelativeMADSpread is [ScaledMAD] divided by the median of xs, so a
+// fraction of it: of timings, how far they spread as a share of their
+// typical value. Of a few values the median absolute deviation is too small
+// on average (of three, by a third), so it is scaled by Croux and
+// Rousseeuw's small-sample factor, which makes it unbiased for a normal
+// distribution. It is 0 for fewer than 2 values or a non-positive median:
+// of values centred on zero, use ScaledMAD.
+func RelativeMADSpread(xs []float64) float64 {
 	n := len(xs)
 	if n < 2 {
 		return 0
@@ -78,11 +96,7 @@ func MADSpread(xs []float64) float64 {
 	if med <= 0 {
 		return 0
 	}
-	dev := make([]float64, n)
-	for i, x := range xs {
-		dev[i] = math.Abs(x - med)
-	}
-	return 1.4826 * madSmallSample(n) * Median(dev) / med
+	return madSmallSample(n) * ScaledMAD(xs) / med
 }
 
 // madSmallSample is Croux and Rousseeuw's correction of the median absolute

@@ -66,7 +66,7 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-func TestIQRSpread(t *testing.T) {
+func TestRelativeIQRSpread(t *testing.T) {
 	tests := []struct {
 		name string
 		xs   []float64
@@ -82,8 +82,8 @@ func TestIQRSpread(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := IQRSpread(tt.xs); !near(got, tt.want, 1e-12) {
-				t.Errorf("IQRSpread(%v) = %v, want %v", tt.xs, got, tt.want)
+			if got := RelativeIQRSpread(tt.xs); !near(got, tt.want, 1e-12) {
+				t.Errorf("RelativeIQRSpread(%v) = %v, want %v", tt.xs, got, tt.want)
 			}
 		})
 	}
@@ -116,6 +116,32 @@ func TestMannWhitney(t *testing.T) {
 				if x[i] != tt.x[i] {
 					t.Fatalf("MannWhitney modified its input: %v", x)
 				}
+			}
+		})
+	}
+}
+
+// TestScaledMAD: the absolute spread is in the values' own units and does
+// not care where they are centred, zero and negative medians included, which
+// is what residuals and log ratios need.
+func TestScaledMAD(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{"too few", []float64{7}, 0},
+		{"constant", []float64{5, 5, 5}, 0},
+		// Deviations from the median 0: 0.1, 0.05, 0, 0.05, 0.1; their median 0.05.
+		{"centred on zero", []float64{-0.1, -0.05, 0, 0.05, 0.1}, 1.4826 * 0.05},
+		{"negative median", []float64{-0.11, -0.06, -0.01, 0.04, 0.09}, 1.4826 * 0.05},
+		{"shifted far", []float64{99.9, 99.95, 100, 100.05, 100.1}, 1.4826 * 0.05},
+		{"one outlier of three", []float64{1, 2, 1000}, 1.4826 * 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ScaledMAD(tt.xs); !near(got, tt.want, 1e-9) {
+				t.Errorf("ScaledMAD(%v) = %v, want %v", tt.xs, got, tt.want)
 			}
 		})
 	}
