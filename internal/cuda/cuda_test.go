@@ -16,17 +16,25 @@ import (
 // standin builds the nccl strategy's stand-in runtime (whose device memory
 // is host memory) and returns its path.
 func standin(t *testing.T) string {
+	return standinAt(t, filepath.Join(t.TempDir(), "libcudart-standin.so"))
+}
+
+// standinAt builds the stand-in at path, with the C compiler's flags given.
+func standinAt(t *testing.T, path string, flags ...string) string {
 	t.Helper()
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
 	}
-	lib := filepath.Join(t.TempDir(), "libcudart-standin.so")
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-pthread", "-o", lib, "../../strategies/nccl/testdata/standin.c").CombinedOutput()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append(flags, "-shared", "-fPIC", "-O2", "-pthread", "-o", path, "../../strategies/nccl/testdata/standin.c")
+	out, err := exec.Command(cc, args...).CombinedOutput()
 	if err != nil {
 		t.Skipf("cannot build the stand-in runtime with %s: %v\n%s", cc, err, out)
 	}
-	return lib
+	return path
 }
 
 func TestStandInMemory(t *testing.T) {

@@ -1,8 +1,11 @@
-// Package nccl is the NVIDIA NCCL strategy. It loads libnccl.so.2 and the
-// CUDA runtime (libcudart.so, .so.12 or .so.11.0) at run time with dlopen,
-// through small cgo shims whose types and enum values are declared from
-// NCCL's public nccl.h, so no CUDA SDK or header is needed to build it.
-// DISTBENCH_NCCL_LIB and DISTBENCH_CUDART_LIB point it at other files.
+// Package nccl is the NVIDIA NCCL strategy. It calls libnccl.so.2 and the
+// CUDA runtime through small cgo shims whose types and enum values are
+// declared from NCCL's public nccl.h, so no CUDA SDK or header is needed to
+// build it. Both are found and loaded by internal/cuda (the one place that
+// loads the runtime): the system's library path, CUDA toolkits and the
+// nvidia-nccl wheel of a Python environment, or what DISTBENCH_NCCL_LIB and
+// DISTBENCH_CUDART_LIB name. Rank r's communicator is on the GPU
+// cuda.Place gives it (its launcher's local rank, modulo the GPUs seen).
 // Built with CGO_ENABLED=0 it still registers, and says it needs cgo.
 //
 // Each group gets its own communicator (not ncclCommSplit, which needs

@@ -65,17 +65,11 @@ static void *sym(void *h, const char *name, char *err, int errlen) {
 	return p;
 }
 
-// dbn_load opens both libraries and resolves every symbol: 0 on success,
-// 1 when NCCL cannot be opened, 2 when no CUDA runtime can, 3 when a
-// symbol is missing (its name in err). Opening again is harmless: dlopen
-// counts references.
-static int dbn_load(const char *nccl, const char **cudarts, int ncudarts, char *err, int errlen) {
+// dbn_bind resolves every call from the NCCL and the CUDA runtime that
+// internal/cuda loaded (handles n and c): 0 on success, 3 when a symbol is
+// missing (its name in err).
+static int dbn_bind(void *n, void *c, char *err, int errlen) {
 	err[0] = 0;
-	void *n = dlopen(nccl, RTLD_NOW | RTLD_LOCAL);
-	if (!n) { snprintf(err, errlen, "%s", dlerror()); return 1; }
-	void *c = NULL;
-	for (int i = 0; i < ncudarts && !c; i++) c = dlopen(cudarts[i], RTLD_NOW | RTLD_LOCAL);
-	if (!c) { snprintf(err, errlen, "%s", dlerror()); return 2; }
 	*(void **)&dbn.getDeviceCount = sym(c, "cudaGetDeviceCount", err, errlen);
 	*(void **)&dbn.setDevice = sym(c, "cudaSetDevice", err, errlen);
 	*(void **)&dbn.cmalloc = sym(c, "cudaMalloc", err, errlen);
@@ -104,20 +98,6 @@ static int dbn_load(const char *nccl, const char **cudarts, int ncudarts, char *
 	if (err[0]) return 3;
 	*(void **)&dbn.lastError = dlsym(n, "ncclGetLastError"); // NCCL 2.13 on; optional
 	return 0;
-}
-
-// dbn_probe_cudart asks the CUDA runtime at path for its device count
-// without touching the loaded table: -1 when it cannot be opened.
-static int dbn_probe_cudart(const char *path, int *n, char *msg, int msglen) {
-	*n = 0;
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) { snprintf(msg, msglen, "%s", dlerror()); return -1; }
-	int (*count)(int *) = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
-	const char *(*str)(int) = (const char *(*)(int))dlsym(h, "cudaGetErrorString");
-	if (!count || !str) { snprintf(msg, msglen, "no cudaGetDeviceCount or cudaGetErrorString"); return -1; }
-	int rc = count(n);
-	snprintf(msg, msglen, "%s", str(rc));
-	return rc;
 }
 
 static int dbn_device_count(int *n) { *n = 0; return dbn.getDeviceCount(n); }
@@ -216,73 +196,87 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/distbench/distbench/internal/cuda"
 )
 
 // haveCgo: this build can load NCCL.
 const haveCgo = true
 
 var (
-	loadMu sync.Mutex
-	loaded string // the libraries loaded, as ncclPath and cudartPaths name them
+	loadMu  sync.Mutex
+	loaded  string      // what chose the libraries bound, as key says; "" for none
+	ncclLib cuda.Loaded // the NCCL bound
 )
 
-// load opens NCCL and the CUDA runtime that the environment names, unless
-// they are the ones loaded already; a failure is tried again next time.
-// (Only tests change the environment in a running process.)
+// key is what chooses the libraries: NCCL's search, and the runtime
+// internal/cuda loaded.
+func key(rt cuda.Loaded) string {
+	return cuda.Finder{}.Key(cuda.NCCL) + "\x00" + fmt.Sprint(rt.Handle())
+}
+
+// load finds NCCL, takes the CUDA runtime internal/cuda loaded (the one
+// place that loads it), and binds their calls, unless they are the ones
+// bound already; a failure is tried again next time. (Only tests change
+// the environment in a running process.)
 func load() error {
+	rt, err := cuda.Runtime()
+	if err != nil {
+		var nf *cuda.NotFoundError
+		if errors.As(err, &nf) {
+			return notFound(nf, "install the CUDA runtime")
+		}
+		return err
+	}
 	loadMu.Lock()
 	defer loadMu.Unlock()
-	want := ncclPath() + "\x00" + strings.Join(cudartPaths(), "\x00")
+	want := key(rt)
 	if loaded == want {
 		return nil
 	}
 	loaded = ""
-	err := loadLibs(ncclPath(), cudartPaths())
-	if err == nil {
-		loaded = want
-	}
-	return err
-}
-
-func loadLibs(nccl string, cudarts []string) error {
-	cn := C.CString(nccl)
-	defer C.free(unsafe.Pointer(cn))
-	cs := make([]*C.char, len(cudarts))
-	for i, p := range cudarts {
-		cs[i] = C.CString(p)
-		defer C.free(unsafe.Pointer(cs[i]))
+	lib, err := cuda.Open(cuda.Finder{}, cuda.NCCL, false, nil)
+	if err != nil {
+		var nf *cuda.NotFoundError
+		if !errors.As(err, &nf) {
+			return fmt.Errorf("%s: %w", Name, err)
+		}
+		return notFound(nf, "install NCCL")
 	}
 	var errbuf [512]C.char
-	rc := C.dbn_load(cn, &cs[0], C.int(len(cs)), &errbuf[0], C.int(len(errbuf)))
-	detail := C.GoString(&errbuf[0])
-	switch rc {
-	case 0:
-		return nil
-	case 1:
-		return &loadError{what: nccl, detail: detail, hint: "install NCCL"}
-	case 2:
-		return &loadError{what: "the CUDA runtime (" + strings.Join(cudarts, ", ") + ")", detail: detail, hint: "install the CUDA runtime"}
-	default:
-		return fmt.Errorf("%s: %s or the CUDA runtime lacks %s (NCCL 2.18 or later is needed)", Name, nccl, detail)
+	if C.dbn_bind(lib.Handle(), rt.Handle(), &errbuf[0], C.int(len(errbuf))) != 0 {
+		return fmt.Errorf("%s: NCCL (%s) or the CUDA runtime (%s) lacks %s (NCCL 2.18 or later is needed)", Name, lib.Path, rt.Path, C.GoString(&errbuf[0]))
 	}
+	ncclLib = lib
+	loaded = want
+	return nil
 }
 
-func ncclPath() string {
-	if p := os.Getenv(EnvNCCLLib); p != "" {
-		return p
+// notFound is a library none of whose candidates opened, as a loadError.
+func notFound(nf *cuda.NotFoundError, hint string) error {
+	if nf.Override != "" {
+		what := nf.Override
+		if nf.Library.Name != cuda.NCCL.Name {
+			what = nf.Library.Name + " (" + nf.Override + ")"
+		}
+		return &loadError{what: what, detail: nf.Detail, hint: hint}
 	}
-	return "libnccl.so.2"
+	return &loadError{what: nf.Library.Name + " (" + strings.Join(nf.Library.Sonames, ", ") + ")", where: nf.Library.Places(),
+		detail: nf.Detail, hint: hint + ", name it in " + nf.Library.Env}
 }
 
-func cudartPaths() []string {
-	if p := os.Getenv(EnvCUDARTLib); p != "" {
-		return []string{p}
+// Library is the NCCL this process uses and its version code
+// (NCCL_VERSION_CODE: 22703 for 2.27.3), loading it if need be.
+func Library() (cuda.Loaded, int, error) {
+	if err := load(); err != nil {
+		return cuda.Loaded{}, 0, err
 	}
-	return []string{"libcudart.so", "libcudart.so.12", "libcudart.so.11.0"}
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	return ncclLib, version(), nil
 }
 
 // CUDA and NCCL codes this package tests for.
@@ -348,24 +342,6 @@ func deviceCountErr(rc int, msg string) error {
 		return fmt.Errorf("%s: no usable GPU: cudaGetDeviceCount: %s", Name, msg)
 	}
 	return nil
-}
-
-// probeCUDART loads the CUDA runtime at path on its own and asks it for
-// its devices, as Available would; the strategy's loaded libraries are
-// left as they are. ok is false if the library cannot be loaded.
-func probeCUDART(path string) (n int, err error, ok bool) {
-	cp := C.CString(path)
-	defer C.free(unsafe.Pointer(cp))
-	var cn C.int
-	var msg [256]C.char
-	rc := int(C.dbn_probe_cudart(cp, &cn, &msg[0], C.int(len(msg))))
-	if rc < 0 {
-		return 0, errors.New(C.GoString(&msg[0])), false
-	}
-	if rc != cudaSuccess {
-		return 0, deviceCountErr(rc, cudaErrMsg(rc, C.GoString(&msg[0]))), true
-	}
-	return int(cn), nil, true
 }
 
 // Version is the loaded NCCL's version code (NCCL_VERSION_CODE).

@@ -5,16 +5,18 @@ import (
 	"fmt"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/cuda"
 )
 
 // Name is the strategy's registered name.
 const Name = "nccl"
 
-// The environment variables that point the loader at other libraries than
-// the system's (a stand-in, a NCCL build of one's own).
+// The environment variables that name the libraries to load instead of
+// searching for them (a stand-in, a NCCL build of one's own); internal/cuda
+// says where the search looks.
 const (
-	EnvNCCLLib   = "DISTBENCH_NCCL_LIB"
-	EnvCUDARTLib = "DISTBENCH_CUDART_LIB"
+	EnvNCCLLib   = cuda.EnvNCCLLib
+	EnvCUDARTLib = cuda.EnvCUDARTLib
 )
 
 type strategy struct{}
@@ -53,11 +55,15 @@ func (s strategy) New(ctx context.Context, cfg collective.Config) (collective.Co
 
 // loadError is a library that cannot be opened.
 type loadError struct {
-	what, detail, hint string
+	what, where, detail, hint string
 }
 
 func (e *loadError) Error() string {
-	return fmt.Sprintf("%s: %s not found (%s, or choose --strategy ring)", Name, e.what, e.hint)
+	in := ""
+	if e.where != "" {
+		in = " in " + e.where
+	}
+	return fmt.Sprintf("%s: %s not found%s (%s, or choose --strategy ring)", Name, e.what, in, e.hint)
 }
 
 // Detail is the dynamic loader's own message.

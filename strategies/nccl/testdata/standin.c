@@ -135,7 +135,14 @@ int cudaStreamDestroy(stream *s) {
 	return cudaSuccess;
 }
 
+// Built with -DSTANDIN_COUNT_ERROR=35 it is a runtime too new for the
+// driver (cudaErrorInsufficientDriver), for internal/cuda's test of
+// passing over one.
+#ifdef STANDIN_COUNT_ERROR
+int cudaGetDeviceCount(int *n) { *n = 0; return STANDIN_COUNT_ERROR; }
+#else
 int cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
+#endif
 int cudaSetDevice(int d) { return d == 0 ? cudaSuccess : 101; /* cudaErrorInvalidDevice */ }
 int cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? cudaSuccess : 2; }
 int cudaFree(void *p) { free(p); return cudaSuccess; }
@@ -145,9 +152,26 @@ int cudaFreeHost(void *p) { free(p); return cudaSuccess; }
 int cudaMemcpy(void *dst, const void *src, size_t n, int kind) { (void)kind; memmove(dst, src, n); return cudaSuccess; }
 int cudaRuntimeGetVersion(int *v) { *v = 12000; return cudaSuccess; }
 int cudaDriverGetVersion(int *v) { *v = 12000; return cudaSuccess; }
+// What gpu-check shows of the one stand-in device: a bus id no real GPU
+// has, compute capability 0.0, one multiprocessor, 1 GiB.
+int cudaDeviceGetPCIBusId(char *bus, int len, int d) {
+	if (d != 0) return 101;
+	snprintf(bus, len, "0000:00:00.0");
+	return cudaSuccess;
+}
+int cudaDeviceGetAttribute(int *v, int attr, int d) {
+	if (d != 0) return 101;
+	switch (attr) {
+	case 16: *v = 1; return cudaSuccess;            // cudaDevAttrMultiProcessorCount
+	case 75: case 76: *v = 0; return cudaSuccess;   // compute capability major, minor
+	}
+	return 1; // cudaErrorInvalidValue
+}
+int cudaMemGetInfo(size_t *free, size_t *total) { *free = *total = (size_t)1 << 30; return cudaSuccess; }
 const char *cudaGetErrorString(int e) {
 	switch (e) {
 	case 0: return "no error";
+	case 35: return "CUDA driver version is insufficient for CUDA runtime version";
 	case 600: return "device not ready";
 	case 100: return "no CUDA-capable device is detected";
 	default: return "unknown error";
