@@ -18,12 +18,13 @@ type devicePoint struct {
 	frees     []func()
 }
 
-// onDevice mirrors inst's buffers in the memory of this rank's GPU (rank
-// mod the machine's GPUs, as the nccl strategy places its communicator),
+// onDevice mirrors inst's buffers in the memory of this rank's GPU
+// (cuda.DeviceFor: its local rank mod the GPUs seen, as the nccl strategy
+// places its communicator),
 // keeping in-place forms in place: a buffer inside the other (allgather's
 // in, a block of out) becomes the same range of the other's device memory.
 func onDevice(inst *instance) (*devicePoint, error) {
-	gpus, err := cuda.DeviceCount()
+	gpu, err := cuda.DeviceFor(inst.r)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func onDevice(inst *instance) (*devicePoint, error) {
 	if hbig.Bytes() == 0 {
 		return dp, nil // a barrier's, or a zero size's: nothing to place
 	}
-	mem, free, err := cuda.Alloc(inst.r%gpus, hbig.Bytes())
+	mem, free, err := cuda.Alloc(gpu, hbig.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ func onDevice(inst *instance) (*devicePoint, error) {
 	if off, ok := inside(hsmall.Data, hbig.Data); ok {
 		*small = collective.DeviceTensor(hsmall.DType, mem.Slice(off, off+hsmall.Bytes()))
 	} else {
-		m, free, err := cuda.Alloc(inst.r%gpus, hsmall.Bytes())
+		m, free, err := cuda.Alloc(gpu, hsmall.Bytes())
 		if err != nil {
 			dp.release()
 			return nil, err

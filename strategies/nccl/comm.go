@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/cuda"
 )
 
 // world is what the communicators of one job share on this rank.
@@ -48,7 +50,9 @@ func newComm(ctx context.Context, cfg collective.Config) (collective.Comm, error
 	if err != nil {
 		return nil, err
 	}
-	w := &world{cfg: cfg, ctx: ctx, dev: cfg.Rank % n, made: map[string]int{}}
+	// The GPU follows the launcher's local rank (cuda.Place), as
+	// --device cuda's buffers do.
+	w := &world{cfg: cfg, ctx: ctx, dev: cuda.Place(cfg.Rank, n, os.Getenv).Ordinal, made: map[string]int{}}
 	if cfg.Store != nil && cfg.Size > 1 {
 		sctx, cancel := context.WithTimeout(ctx, cfg.OpTimeout())
 		w.wseq, err = cfg.Store.Add(sctx, fmt.Sprintf("nccl/worlds/%d", cfg.Rank), 1)
