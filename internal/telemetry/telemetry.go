@@ -9,6 +9,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/distbench/distbench/internal/cuda"
 	"github.com/distbench/distbench/results"
 )
 
@@ -17,6 +18,7 @@ import (
 type Sampler struct {
 	lib  nvml.Interface
 	devs []gpu
+	from cuda.Candidate // the library asked for and where it was found
 }
 
 type gpu struct {
@@ -25,30 +27,54 @@ type gpu struct {
 	d     nvml.Device
 }
 
-// Open initialises NVML from the system's libnvidia-ml. Without a driver
-// or a GPU it returns nil and why, which is not an error: the caller goes
-// on without telemetry.
-func Open() (*Sampler, string) { return OpenLib(nvml.New()) }
+// Open initialises NVML from the driver's libnvidia-ml.so.1, found where
+// internal/cuda looks for the driver's libraries (DISTBENCH_NVML_LIB, the
+// system's library path, the driver's directories such as
+// /usr/local/nvidia/lib64). Without a driver or a GPU it returns nil and
+// why, which is not an error: the caller goes on without telemetry.
+func Open() (*Sampler, string) {
+	why := "NVML: " + cuda.NVML.Sonames[0] + " not found in " + cuda.NVML.Places()
+	for c := range (cuda.Finder{}).Candidates(cuda.NVML) {
+		s, w, ret := openLib(nvml.New(nvml.WithLibraryPath(c.Path)))
+		if s != nil {
+			s.from = c
+			return s, ""
+		}
+		if ret != nvml.ERROR_LIBRARY_NOT_FOUND {
+			return nil, w
+		}
+		if c.From == cuda.EnvNVMLLib {
+			why = w
+		}
+	}
+	return nil, why
+}
 
 // OpenLib is Open with the NVML given (a mock, in tests).
-func OpenLib(lib nvml.Interface) (s *Sampler, why string) {
+func OpenLib(lib nvml.Interface) (*Sampler, string) {
+	s, why, _ := openLib(lib)
+	return s, why
+}
+
+// openLib is OpenLib, with NVML's answer to Init.
+func openLib(lib nvml.Interface) (s *Sampler, why string, ret nvml.Return) {
 	defer func() {
 		// go-nvml panics on some libraries it cannot bind (an old or odd
 		// libnvidia-ml); that is "no telemetry" too.
 		if p := recover(); p != nil {
-			s, why = nil, fmt.Sprintf("NVML: %v", p)
+			s, why, ret = nil, fmt.Sprintf("NVML: %v", p), nvml.ERROR_UNKNOWN
 		}
 	}()
 	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return nil, "NVML: " + errString(lib, ret)
+		return nil, "NVML: " + errString(lib, ret), ret
 	}
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS || n == 0 {
 		lib.Shutdown()
 		if ret != nvml.SUCCESS {
-			return nil, "NVML: counting GPUs: " + errString(lib, ret)
+			return nil, "NVML: counting GPUs: " + errString(lib, ret), ret
 		}
-		return nil, "NVML: no GPU"
+		return nil, "NVML: no GPU", nvml.SUCCESS
 	}
 	s = &Sampler{lib: lib}
 	for i := range n {
@@ -61,9 +87,9 @@ func OpenLib(lib nvml.Interface) (s *Sampler, why string) {
 	}
 	if len(s.devs) == 0 {
 		lib.Shutdown()
-		return nil, "NVML: no GPU could be opened"
+		return nil, "NVML: no GPU could be opened", nvml.SUCCESS
 	}
-	return s, ""
+	return s, "", nvml.SUCCESS
 }
 
 func errString(lib nvml.Interface, ret nvml.Return) string {

@@ -27,3 +27,21 @@ type Run struct{}
 
 // Stop ends the run and summarises it: nil on a nil Run.
 func (r *Run) Stop() []results.GPUStats { return nil }
+
+// Info is what NVML says of the driver and its GPUs; without cgo, nothing.
+type Info struct {
+	Library, From              string
+	DriverVersion, NVMLVersion string
+	CUDADriverVersion          int
+	GPUs                       []GPUInfo
+}
+
+// GPUInfo is one GPU as NVML numbers it.
+type GPUInfo struct {
+	Index                int
+	Name, UUID, PCIBusID string
+	MemoryBytes          uint64
+}
+
+// Describe says what NVML knows: nothing, without cgo.
+func (s *Sampler) Describe() Info { return Info{} }
