@@ -117,6 +117,7 @@ endif
 
 .PHONY: gpu-check
 gpu-check: build
+	-$(BIN) gpu-check
 	$(BIN) strategies | grep '^nccl '
 	@if $(BIN) strategies | grep '^nccl .*unavailable here'; then echo "make gpu-check: the nccl strategy cannot run here (see above)" >&2; exit 2; fi
 	DISTBENCH_REAL_LIBS=1 $(GO) test -count=1 -v -run 'TestAvailable|TestConformance' ./strategies/nccl

@@ -48,3 +48,8 @@ type DeviceInfo struct {
 
 // Devices describes every GPU the runtime sees.
 func Devices() ([]DeviceInfo, error) { return nil, errNoCgo }
+
+// Open loads the first of lib's candidates: none, without cgo.
+func Open(f Finder, lib Library, global bool, accept func(Loaded) error) (Loaded, error) {
+	return Loaded{}, errNoCgo
+}

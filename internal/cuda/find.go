@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"iter"
 	"os"
 	"os/exec"
@@ -190,6 +191,39 @@ func (f Finder) Candidates(lib Library) iter.Seq[Candidate] {
 		}
 		wheels(f.sysPath())
 	}
+}
+
+// NotFoundError is a library none of whose candidates opens.
+type NotFoundError struct {
+	Library  Library
+	Override string // the file the variable named, if it did
+	Detail   string // the dynamic loader's message about the first candidate
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Override != "" {
+		return fmt.Sprintf("%s (%s) not found", e.Library.Name, e.Override)
+	}
+	return fmt.Sprintf("%s (%s) not found in %s", e.Library.Name, strings.Join(e.Library.Sonames, ", "), e.Library.Places())
+}
+
+// Places says where lib is looked for, for a message.
+func (lib Library) Places() string {
+	var p []string
+	p = append(p, SystemPath)
+	if lib.Driver {
+		p = append(p, "the driver's directories")
+	}
+	if lib.Toolkit {
+		p = append(p, "CUDA toolkits")
+	}
+	if len(lib.Wheels) > 0 {
+		p = append(p, "Python environments' NVIDIA wheels")
+	}
+	if len(p) > 1 {
+		return strings.Join(p[:len(p)-1], ", ") + " or " + p[len(p)-1]
+	}
+	return p[0]
 }
 
 // toolkits are the CUDA toolkit directories to search, each once:
