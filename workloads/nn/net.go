@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // Net is a built network: a root layer, its loss, and all parameters and
@@ -115,6 +116,24 @@ func (n *Net) Backward() {
 		panic("nn: Net.Backward on a net built without a loss")
 	}
 	n.Root.Backward(&n.Ctx, n.Loss.Backward())
+}
+
+// BackwardFrom propagates dy, a gradient with respect to the last
+// Forward's output that was computed elsewhere (DataParallel's master
+// computes the loss of the whole batch and hands each replica its rows),
+// adding into Grad and firing the GradReady hook as Backward does.
+func (n *Net) BackwardFrom(dy *Tensor) {
+	if n.out == nil || !slices.Equal(dy.Shape, n.out.Shape) {
+		panic(fmt.Sprintf("nn: Net.BackwardFrom: gradient of shape %v for an output of shape %v", dy.Shape, n.outShape()))
+	}
+	n.Root.Backward(&n.Ctx, dy)
+}
+
+func (n *Net) outShape() []int {
+	if n.out == nil {
+		return nil
+	}
+	return n.out.Shape
 }
 
 // ForwardBackward runs one training pass on a minibatch: forward, loss,
