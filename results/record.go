@@ -123,7 +123,7 @@ type Record struct {
 	// Training (KindTrainStep, KindTrainEpoch).
 	Model       string  `json:"model,omitempty"`
 	Dataset     string  `json:"dataset,omitempty"`
-	Mode        string  `json:"mode,omitempty"` // "tutorial", "ddp", "ps-sync", "ps-async"
+	Mode        string  `json:"mode,omitempty"` // "tutorial", "ddp", "dp", "ps-sync", "ps-async"
 	Epoch       int     `json:"epoch,omitempty"`
 	Step        int     `json:"step,omitempty"`
 	Loss        float64 `json:"loss,omitempty"`
@@ -135,6 +135,21 @@ type Record struct {
 	ExposedMs   float64 `json:"exposed_ms,omitempty"`
 	ImagesPerS  float64 `json:"images_per_s,omitempty"`
 	WallSeconds float64 `json:"wall_s,omitempty"`
+	// TransferMs is the time of each of a step's transfers on rank 0, in
+	// ms, by name, where a mode's step is a fixed sequence of them (mode
+	// dp: broadcast, the parameters and buffers from the master; scatter,
+	// the batch; gather, the outputs; scatter_grad, the loss's gradient;
+	// reduce, the gradients to the master); in an epoch record, each one's
+	// median over the epoch's steps. Their sum is CommMs.
+	TransferMs map[string]float64 `json:"transfer_ms,omitempty"`
+	// RankExposedMs, in epoch records, is each rank's median time per step
+	// blocked on communication, indexed by rank: rank 0's is ExposedMs's
+	// median; in mode dp a non-master rank's is its wait for the master
+	// (the transfers and the master's loss and update between them).
+	// Training epoch records also carry the wire fields above, counted over
+	// the epoch's steps (evaluation left out) and divided by their number:
+	// bytes per step.
+	RankExposedMs []float64 `json:"rank_exposed_ms,omitempty"`
 
 	// Soak (KindSoak): what a soak ran and how every rank's footprint moved.
 	Soak *SoakStats `json:"soak,omitempty"`

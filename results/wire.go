@@ -44,6 +44,25 @@ func (r *Record) WireBusiestSent() float64 {
 	return m
 }
 
+// RankTrafficShare is the share of all the payload the ranks moved (each
+// rank's sent plus received bytes, summed over ranks) that rank moved: 1/n
+// where every rank moves as much (a ring), near 1/2 where every byte goes
+// through one rank (DataParallel's master: what it sends, the others
+// receive); 0 without wire bytes. Dedicated servers' bytes are left out.
+func (r *Record) RankTrafficShare(rank int) float64 {
+	if rank < 0 || rank >= len(r.WireSentBytes) || len(r.WireRecvBytes) != len(r.WireSentBytes) {
+		return 0
+	}
+	total := 0.0
+	for i := range r.WireSentBytes {
+		total += r.WireSentBytes[i] + r.WireRecvBytes[i]
+	}
+	if total <= 0 {
+		return 0
+	}
+	return (r.WireSentBytes[rank] + r.WireRecvBytes[rank]) / total
+}
+
 // mergeWire sets m's wire fields to the mean over rounds of each rank's and
 // server's bytes: the same schedule moves the same bytes every round, so
 // the mean is that figure, and rounds that differ (a partial barrier's

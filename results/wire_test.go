@@ -80,3 +80,29 @@ func TestWireOmitted(t *testing.T) {
 		t.Errorf("a record without wire bytes reads %s", b)
 	}
 }
+
+// A rank's share of the traffic: 1/n on a ring, 1/2 for a star's hub, 0
+// where nothing was counted or the rank is out of range.
+func TestRankTrafficShare(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		sent, recv []float64
+		rank       int
+		want       float64
+	}{
+		{"ring", []float64{6, 6, 6, 6}, []float64{6, 6, 6, 6}, 0, 0.25},
+		{"star hub", []float64{9, 1, 1, 1}, []float64{3, 3, 3, 3}, 0, 0.5},
+		{"star leaf", []float64{9, 1, 1, 1}, []float64{3, 3, 3, 3}, 2, 1.0 / 6},
+		{"no bytes", nil, nil, 0, 0},
+		{"rank out of range", []float64{1, 1}, []float64{1, 1}, 2, 0},
+		{"nothing moved", []float64{0, 0}, []float64{0, 0}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r results.Record
+			r.SetWire(tc.sent, tc.recv, nil, nil)
+			if got := r.RankTrafficShare(tc.rank); got != tc.want {
+				t.Errorf("share of rank %d: %v, want %v", tc.rank, got, tc.want)
+			}
+		})
+	}
+}
