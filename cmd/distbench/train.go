@@ -52,9 +52,18 @@ carries the rate to the servers, which run the optimizer.
 --lr-warmup N ramps up linearly over the first N epochs: epoch e < N trains at
 (e+1)/(N+1) of the schedule's rate, so the ramp is even and independent of
 --np (torch's LinearLR starts at 1/3, Goyal et al. at lr/k for k workers).
-Every step and epoch record carries the rate it trained at (lr).`,
+Every step and epoch record carries the rate it trained at (lr).
+
+Modes (--mode): ddp allreduces gradient buckets as backward produces them;
+tutorial allreduces each gradient after backward; dp is torch's DataParallel:
+rank 0 is the master, and every step it broadcasts the parameters, scatters
+the global batch, gathers the outputs, computes the loss and scatters its
+gradient back, reduces the gradients and steps the optimizer alone (the same
+learning as ddp; every transfer timed in the records, and each rank's wait);
+ps-sync and ps-async (--strategy ps) push gradients to parameter servers.`,
 		Example: `  distbench train --model lenet --dataset mnist --strategy ring --np 2 --epochs 2 --batch 128 --lr 0.01 --momentum 0.5
   distbench train --model resnet20 --dataset fashion-mnist --strategy ring --np 2 --mode ddp --bucket-mb 25
+  distbench train --model resnet20 --dataset fashion-mnist --strategy tree --np 4 --mode dp --link 10Gbit,25us
   distbench train --model resnet20 --dataset cifar10 --augment --epochs 90 --lr 0.1 --momentum 0.9 --lr-schedule multistep:30,60,80:0.1 --lr-warmup 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

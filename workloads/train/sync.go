@@ -15,9 +15,10 @@ type stepStats struct {
 	loss        float32
 	start       time.Time
 	updateStart time.Time
-	computeMs   float64 // forward + backward + update, without waiting for comm
-	commMs      float64 // time the strategy spent on this step's allreduces
-	exposedMs   float64 // time the step waited for communication after backward
+	computeMs   float64            // forward + backward + update, without waiting for comm
+	commMs      float64            // time the strategy spent on this step's allreduces
+	exposedMs   float64            // time the step waited for communication after backward
+	transferMs  map[string]float64 // by transfer, where a mode's step is a fixed sequence of them (dp)
 }
 
 // syncer runs forward and backward on a batch and averages the gradients
@@ -30,10 +31,12 @@ type syncer interface {
 	updatesLocally() bool
 }
 
-func newSyncer(cfg Config, comm collective.Comm, net *nn.Net) (syncer, error) {
+func newSyncer(cfg Config, comm collective.Comm, net *nn.Net, trainSet *data.Dataset) (syncer, error) {
 	switch cfg.Mode {
 	case "tutorial":
 		return &tutorial{comm: comm}, nil
+	case "dp":
+		return newDataParallel(cfg, comm, net, trainSet), nil
 	case "ps-sync", "ps-async":
 		return newParamServer(cfg, comm)
 	}

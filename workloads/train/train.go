@@ -54,7 +54,7 @@ type Config struct {
 }
 
 // Modes lists the accepted modes.
-var Modes = []string{"tutorial", "ddp", "ps-sync", "ps-async"}
+var Modes = []string{"tutorial", "ddp", "dp", "ps-sync", "ps-async"}
 
 // Validate checks cfg for np ranks before anything runs.
 func (c *Config) Validate(np int) error {
@@ -132,6 +132,8 @@ type Summary struct {
 	// every rank's hash matched.
 	WeightsHash uint64
 	Identical   bool
+
+	params []float32 // the final parameters, for tests
 }
 
 // Run trains on comm; every rank calls it. On rank 0, emit receives a record
@@ -161,7 +163,7 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 		return nil, err
 	}
 	n, rank := comm.Size(), comm.Rank()
-	net, err := models.New(cfg.Model, models.Shape{C: trainSet.C, H: trainSet.H, W: trainSet.W}, trainSet.Classes, cfg.Seed)
+	net, err := newModel(cfg, trainSet)
 	if err != nil {
 		return nil, err
 	}
@@ -182,18 +184,11 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	sampler, err := data.NewDistributedSampler(trainSet.N, n, rank, cfg.Seed)
+	feed, err := newFeed(cfg, trainSet, n, rank)
 	if err != nil {
 		return nil, err
 	}
-	loader := &data.Loader{Data: trainSet, BatchSize: cfg.Batch / n, Sampler: sampler, Seed: cfg.Seed + uint64(rank), DropLast: true}
-	if cfg.Augment {
-		loader.Augment = data.Augment{CropPad: 4, HFlip: true}
-	}
-	if err := loader.Validate(); err != nil {
-		return nil, err
-	}
-	sync, err := newSyncer(cfg, comm, net)
+	sync, err := newSyncer(cfg, comm, net, trainSet)
 	if err != nil {
 		return nil, err
 	}
@@ -206,16 +201,20 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 	start := time.Now()
 	step := 0
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		ep, err := loader.Epoch(epoch - 1)
+		ep, err := feed.epoch(epoch - 1)
 		if err != nil {
 			return nil, err
+		}
+		meter, err := startEpochMeter(ctx, comm)
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
 		}
 		// The schedule steps once per epoch; the servers of the ps modes
 		// get the rate with every gradient.
 		lr := sched.LR(epoch - 1)
 		opt.LR = lr
 		net.SetTrain(true)
-		for b := ep.Next(); b != nil; b = ep.Next() {
+		for b := ep.nextBatch(); b != nil; b = ep.nextBatch() {
 			if cfg.MaxSteps > 0 && b.Number >= cfg.MaxSteps {
 				break
 			}
@@ -229,16 +228,30 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 			st.computeMs += msSince(st.updateStart)
 			step++
 			computeMs, commMs, exposedMs = append(computeMs, st.computeMs), append(commMs, st.commMs), append(exposedMs, st.exposedMs)
+			meter.add(st)
 			sum.FinalLoss = float64(st.loss)
 			if rank == 0 {
 				r := base
 				r.Epoch, r.Step, r.Loss, r.LR = epoch, step, float64(st.loss), lr
 				r.ComputeMs, r.CommMs, r.ExposedMs = st.computeMs, st.commMs, st.exposedMs
+				r.TransferMs = st.transferMs
 				r.WallSeconds = time.Since(start).Seconds()
 				r.ImagesPerS = float64(cfg.Batch) / (msSince(st.start) / 1e3)
 				if err := emit(&r); err != nil {
 					return nil, err
 				}
+			}
+		}
+		epochStats, err := meter.stop(ctx, comm)
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
+		}
+		if cfg.Mode == "dp" {
+			// The replicas hold the parameters of the last step's
+			// broadcast, before the master's update: evaluation (and
+			// the final comparison) needs the master's.
+			if err := comm.Broadcast(ctx, collective.FromFloat32(net.Data), 0); err != nil {
+				return nil, fmt.Errorf("epoch %d: broadcasting the master's parameters: %w", epoch, err)
 			}
 		}
 		tl, ta, err := evaluate(ctx, comm, net, testSet)
@@ -252,6 +265,7 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 			r.Loss, r.LR = sum.FinalLoss, lr
 			r.WallSeconds = time.Since(start).Seconds()
 			r.ImagesPerS = float64(step*cfg.Batch) / r.WallSeconds
+			epochStats.fill(&r)
 			if err := emit(&r); err != nil {
 				return nil, err
 			}
@@ -262,10 +276,17 @@ func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, test
 	sum.ImagesPerS = float64(step*cfg.Batch) / sum.WallSeconds
 	sum.ComputeMs, sum.CommMs, sum.ExposedMs = stats.Median(computeMs), stats.Median(commMs), stats.Median(exposedMs)
 	sum.WeightsHash = hashWeights(net.Data)
+	sum.params = net.Data
 	if sum.Identical, err = sameOnAllRanks(ctx, comm, sum.WeightsHash); err != nil {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// newModel builds cfg's model for set's images and classes, initialised
+// from cfg's seed: every rank builds the same one.
+func newModel(cfg Config, set *data.Dataset) (*nn.Net, error) {
+	return models.New(cfg.Model, models.Shape{C: set.C, H: set.H, W: set.W}, set.Classes, cfg.Seed)
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }

@@ -56,7 +56,11 @@ func trainWorld(t *testing.T, np int, cfg Config) trainResult {
 
 func trainWorldWith(t *testing.T, np int, cfg Config, strategy string, opts map[string]string) trainResult {
 	t.Helper()
-	trainSet, testSet := synthetic(384, 1), synthetic(200, 2)
+	return trainWorldOn(t, np, cfg, strategy, opts, synthetic(384, 1), synthetic(200, 2))
+}
+
+func trainWorldOn(t *testing.T, np int, cfg Config, strategy string, opts map[string]string, trainSet, testSet *data.Dataset) trainResult {
+	t.Helper()
 	trs := transport.NewMemWorld(np, transport.MemOptions{})
 	store := newStore(t)
 	res := trainResult{sums: make([]*Summary, np)}
