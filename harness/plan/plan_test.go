@@ -97,10 +97,25 @@ func TestDefaultPlan(t *testing.T) {
 	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
 		t.Errorf("duplicate point ids in %v", ids)
 	}
-	// One short training run, or, without the dataset here, a note why not.
+	// Short training runs, or, without the dataset here, a note why not.
 	noted := slices.ContainsFunc(exp.Notes, func(n string) bool { return strings.Contains(n, "training[0]: dataset mnist not found") })
-	if (training == 1) == noted {
+	if (training > 0) == noted {
 		t.Errorf("%d training launches, notes %q", training, exp.Notes)
+	}
+	// DataParallel's pattern (dp) trains beside DDP and the synchronous
+	// parameter server, on the same model, data and steps.
+	p, err := Parse(DefaultYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]string{} // mode: its model/dataset/steps/batch
+	for _, b := range p.Training {
+		modes[b.Mode] += fmt.Sprintf("%s/%s/steps=%d/batch=%d ", b.Model, b.Dataset, b.Steps, b.Batch)
+	}
+	for _, m := range []string{"ddp", "dp", "ps-sync"} {
+		if !strings.Contains(modes[m], "lenet/mnist/steps=25/batch=64") {
+			t.Errorf("the default plan's %s training: %q, want LeNet on MNIST as the others", m, modes[m])
+		}
 	}
 }
 
@@ -329,6 +344,32 @@ training:
 				}
 				if want := "train/lenet/mnist/ddp/ring/np=2/epochs=1/steps=10/batch=128/lr=0.01/momentum=0.5/seed=1"; g.Points[0].ID != want {
 					t.Errorf("id %q, want %q", g.Points[0].ID, want)
+				}
+			},
+		},
+		{
+			name: "training in DataParallel's pattern: mode dp over any strategy, shaped",
+			src: `
+training:
+  - model: resnet20
+    dataset: mnist
+    data_dir: .
+    mode: dp
+    strategies: [ring, tree, ps]
+    np: [4]
+    links: ["10Gbit,25us"]
+    steps: 12
+    batch: 32
+`,
+			groups: 3, points: 3,
+			check: func(t *testing.T, e *Expanded) {
+				for _, g := range e.Groups {
+					if c := g.Spec.Train; c == nil || c.Mode != "dp" || g.Spec.Link != "10Gbit,25us" || g.Points[0].Record.Mode != "dp" {
+						t.Errorf("%s: train %+v link %q", g.Name(), c, g.Spec.Link)
+					}
+				}
+				if want := "train/resnet20/mnist/dp/tree/np=4/epochs=1/steps=12/batch=32/lr=0.01/momentum=0.5/seed=1/link=10Gbit,25us"; e.Groups[1].Points[0].ID != want {
+					t.Errorf("id %q, want %q", e.Groups[1].Points[0].ID, want)
 				}
 			},
 		},
