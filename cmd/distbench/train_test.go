@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ func TestTrainBadInput(t *testing.T) {
 		{"milestones", []string{"--lr-schedule", "multistep:60,30:0.1"}, "milestone 30 after 60: milestones must be strictly increasing (accepted: "},
 		{"cosine minimum", []string{"--lr", "0.1", "--lr-schedule", "cosine:0.2"}, `MIN "0.2" must be a rate in [0, 0.1), below the base rate (accepted: `},
 		{"warm-up", []string{"--lr-warmup", "-2"}, "lr warm-up of -2 epochs: must not be negative"},
+		{"mode", []string{"--mode", "fsdp"}, `unknown training mode "fsdp" (accepted: tutorial, ddp, dp, ps-sync, ps-async)`},
 		{"transport", []string{"--transport", "udp"}, `--transport: unknown transport "udp" (accepted: auto, tcp, shm)`},
 	}
 	for _, tt := range tests {
@@ -115,5 +117,57 @@ func writeIDXData(t *testing.T, dir string, split data.Split, n int) {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestTrainDP runs `distbench train --mode dp` end to end in real worker
+// processes: over TCP with shaped links through tree, and over shared
+// memory through ring. Every step record times DataParallel's five
+// transfers; every epoch record has each rank's wait and bytes per step.
+func TestTrainDP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	writeIDXData(t, dir, data.Train, 96)
+	writeIDXData(t, dir, data.Test, 32)
+	for _, tc := range []struct {
+		name string
+		np   int
+		args []string
+	}{
+		{"tree tcp shaped", 3, []string{"--strategy", "tree", "--link", "10Gbit,25us"}},
+		{"ring shm", 2, []string{"--strategy", "ring", "--transport", "shm"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"train", "--mode", "dp", "--data", dir, "--model", "lenet", "--np", fmt.Sprint(tc.np), "--epochs", "1",
+				"--max-steps", "3", "--batch", "24", "--out", out, "--timeout", "1m"}, tc.args...)
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "dp mode") {
+				t.Errorf("the preamble does not name the mode:\n%s", stdout)
+			}
+			var steps, epochs int
+			for _, r := range readJSONL(t, filepath.Join(out, "results.jsonl")) {
+				switch r.Kind {
+				case results.KindTrainStep:
+					steps++
+					if len(r.TransferMs) != 5 || r.TransferMs["reduce"] <= 0 || r.CommMs <= 0 || r.Mode != "dp" {
+						t.Errorf("step %d: mode %q, transfers %v, comm %v ms", r.Step, r.Mode, r.TransferMs, r.CommMs)
+					}
+				case results.KindTrainEpoch:
+					epochs++
+					if len(r.RankExposedMs) != tc.np || len(r.WireSentBytes) != tc.np || r.RankTrafficShare(0) < 1/float64(tc.np)-1e-9 {
+						t.Errorf("epoch %d: rank waits %v, bytes sent %v received %v", r.Epoch, r.RankExposedMs, r.WireSentBytes, r.WireRecvBytes)
+					}
+				}
+			}
+			if steps != 3 || epochs != 1 {
+				t.Errorf("%d step and %d epoch records, want 3 and 1", steps, epochs)
+			}
+		})
 	}
 }
