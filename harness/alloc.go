@@ -211,7 +211,11 @@ func (a *Allocation) End(ctx context.Context, cause error) error {
 	for _, tr := range a.meshes {
 		tr.Close()
 	}
-	if cerr := a.sess.Close(); err == nil {
+	close := a.sess.Close
+	if cause != nil || a.broken != nil {
+		close = a.sess.Abandon
+	}
+	if cerr := close(); err == nil {
 		err = cerr
 	}
 	return err

@@ -30,7 +30,7 @@ func WorkerMain(ctx context.Context, stdout io.Writer, getenv func(string) strin
 // RunRank runs one rank (or server process) of spec in a job whose launcher
 // (the local one, mpirun, srun, torchrun, a Kubernetes Job) set the
 // environment read through getenv. On rank 0, emit receives the records.
-func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, emit func(*results.Record) error) error {
+func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, emit func(*results.Record) error) (err error) {
 	url, jobID, token, err := jobIdentity(getenv)
 	if err != nil {
 		return err
@@ -59,7 +59,13 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer func() {
+		if err != nil {
+			sess.Abandon() // a stopped rank would hold the store to the timeout
+		} else {
+			sess.Close()
+		}
+	}()
 	if sess.Size() != spec.NP {
 		return fmt.Errorf("the launcher started %d ranks but the spec asks for np %d: under a launcher, pass --np %d (its world size)", sess.Size(), spec.NP, sess.Size())
 	}
@@ -89,7 +95,19 @@ func RunRank(ctx context.Context, spec *job.Spec, getenv func(string) string, em
 		tr.Close()
 		return err
 	}
-	return closeComm(ctx, comm, work(ctx, comm, spec, emit))
+	if werr := work(ctx, comm, spec, emit); werr != nil {
+		// The job failed: the store's drain and the mesh's goodbyes, both
+		// short now, run side by side so that their waits do not add up.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sess.Abandon()
+		}()
+		err = closeComm(ctx, comm, werr)
+		<-done
+		return err
+	}
+	return closeComm(ctx, comm, nil)
 }
 
 // work is what spec asks of a communicator: training, a soak, or points to

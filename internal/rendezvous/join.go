@@ -98,6 +98,21 @@ func (s *Session) Close() error {
 	return s.closeErr
 }
 
+// FailedDrain bounds how long a rank 0 whose job failed keeps serving the
+// store's clients at the end (Abandon): part of the bound on how long
+// after a fault every rank ends (docs/faults.md).
+const FailedDrain = 250 * time.Millisecond
+
+// Abandon ends the session of a job that failed. It is Close, but a store
+// hosted here serves its clients for at most FailedDrain more rather than
+// the session's timeout: a stopped rank would never leave, and the ranks
+// still alive are ending too. Its error, about clients dropped, is of no
+// interest beside the failure's.
+func (s *Session) Abandon() error {
+	s.closeOnce.Do(func() { s.closeErr = s.shutdown(min(s.timeout, FailedDrain)) })
+	return s.closeErr
+}
+
 func (s *Session) shutdown(drain time.Duration) error {
 	err := s.store.Close()
 	if s.server != nil {

@@ -35,6 +35,7 @@ func (t *TCP) Close() error {
 func (t *TCP) shutdown(abortErr error) {
 	t.shutOnce.Do(func() {
 		t.mu.Lock()
+		failed := abortErr != nil || t.jobErr != nil
 		t.closed = true
 		t.broken.Store(true)
 		t.mu.Unlock()
@@ -62,7 +63,14 @@ func (t *TCP) shutdown(abortErr error) {
 		// sent, answers with its own half-close, and its reader and ours
 		// both end at EOF. Closing outright could reset the connection
 		// and lose the frame in the peer's receive buffer.
-		deadline := time.Now().Add(t.o.CloseTimeout)
+		wait := t.o.CloseTimeout
+		if failed {
+			// A failed job's ranks are ending anyway: a live peer answers
+			// within milliseconds, and one that is stopped never will, so
+			// waiting for it would only delay every rank's exit.
+			wait = min(wait, FailedCloseTimeout)
+		}
+		deadline := time.Now().Add(wait)
 		var wg sync.WaitGroup
 		for _, p := range live {
 			wg.Add(1)

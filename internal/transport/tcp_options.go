@@ -23,6 +23,10 @@ const (
 	DefaultHeartbeatInterval = 2 * time.Second
 	DefaultPeerTimeout       = 30 * time.Second
 	DefaultCloseTimeout      = 2 * time.Second
+	// FailedCloseTimeout caps the wait for goodbyes when the job has
+	// failed (an abort, or a peer's): part of the bound on how long after
+	// a fault every rank ends (docs/faults.md).
+	FailedCloseTimeout = 250 * time.Millisecond
 )
 
 // TCPOptions configures one rank's end of a TCP mesh. Every rank of a job
