@@ -291,6 +291,11 @@ func TestRunPeerStops(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 60*time.Second {
 		t.Errorf("took %v to fail", elapsed)
 	}
+	// The launcher ends the stopped rank once the others have failed,
+	// rather than after its 10s grace for ranks writing results.
+	if !strings.Contains(stderr, "rank 1 was stopped (SIGSTOP or a debugger); killed") {
+		t.Errorf("the launcher does not say it killed the stopped rank 1:\n%s", stderr)
+	}
 	addr := regexp.MustCompile(`rank 1 \(127\.0\.0\.1:\d+\)`)
 	stopped := regexp.MustCompile(`rank 1( \(127\.0\.0\.1:\d+\))? did not answer`)
 	namesOp := regexp.MustCompile(`ring: (allreduce|barrier) #\d+`)

@@ -232,7 +232,7 @@ func Launch(ctx context.Context, o Options) error {
 	var failures []string
 	causes := 0 // failures[:causes] are deaths by a signal, in order
 	workersLeft, total := spec.NP, len(procs)
-	var deadline <-chan time.Time
+	var deadline, stoppedTick <-chan time.Time
 	interrupted := false
 	for done := 0; done < total; {
 		select {
@@ -267,6 +267,23 @@ func Launch(ctx context.Context, o Options) error {
 			}
 			if (p.err != nil || workersLeft == 0) && deadline == nil {
 				deadline = time.After(grace)
+				if p.err != nil {
+					look := time.NewTicker(100 * time.Millisecond)
+					defer look.Stop()
+					stoppedTick = look.C
+				}
+			}
+		case <-stoppedTick:
+			// After a failure, a stopped worker is the likely culprit and
+			// will never end on its own: the grace is for ranks writing
+			// their results, which a stopped one is not.
+			for _, p := range procs {
+				if p.isStopped() {
+					if p.rank >= 0 {
+						failures = append(failures, p.name+" was stopped (SIGSTOP or a debugger); killed")
+					}
+					p.kill()
+				}
 			}
 		case <-deadline:
 			for _, p := range procs {

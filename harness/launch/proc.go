@@ -103,6 +103,13 @@ func (p *proc) exited() bool {
 	return p.done
 }
 
+// isStopped says whether p is running but stopped (SIGSTOP).
+func (p *proc) isStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.done && p.cmd != nil && p.cmd.Process != nil && stopped(p.cmd.Process.Pid)
+}
+
 func (p *proc) kill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
