@@ -133,3 +133,11 @@ func agentPrefix(get func(string) string) string {
 	}
 	return p
 }
+
+// ResolveMaster fills MasterAddr and MasterPort where the launcher implies
+// them (srun: the step's first host, a port from the job id), as env://
+// does, or says which variable is missing and how to set it under this
+// launcher. getenv is os.Getenv outside tests.
+func (info *EnvInfo) ResolveMaster(getenv func(string) string) error {
+	return info.resolveMaster(func(k string) string { return strings.TrimSpace(getenv(k)) })
+}
