@@ -97,6 +97,9 @@ func (rp *report) write() error {
 			if err := rp.writeStepTime(g); err != nil {
 				return fmt.Errorf("training %s: %w", g.title, err)
 			}
+			if err := rp.writeTraffic(g); err != nil {
+				return fmt.Errorf("training %s: %w", g.title, err)
+			}
 		}
 	}
 	if err := rp.writeModel(); err != nil {
