@@ -42,7 +42,7 @@ type wireCreds struct {
 	// in progress, and where refusals are logged.
 	workers  int
 	inFlight chan struct{}
-	logf     func(format string, args ...any)
+	refusals *wire.RefusalLog // at a bounded rate: strangers may be many
 	// accepted, if set, wraps an authenticated connection and names it.
 	accepted func(rank int, conn net.Conn) (net.Conn, *link)
 }
@@ -54,7 +54,8 @@ func clientCreds(cfg wire.HandshakeConfig, peer, workers int) *wireCreds {
 }
 
 func serverCreds(cfg wire.HandshakeConfig, workers int, logf func(string, ...any)) *wireCreds {
-	return &wireCreds{cfg: cfg, peer: -1, workers: workers, inFlight: make(chan struct{}, maxHandshakes), logf: logf}
+	return &wireCreds{cfg: cfg, peer: -1, workers: workers, inFlight: make(chan struct{}, maxHandshakes),
+		refusals: &wire.RefusalLog{Logf: logf, Prefix: fmt.Sprintf("ps: server %d", cfg.Rank-workers)}}
 }
 
 // peerAuth is a connection's AuthInfo: the rank its peer proved to be
@@ -92,7 +93,7 @@ func (c *wireCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthIn
 		defer func() { <-c.inFlight }()
 	default:
 		err := fmt.Errorf("refused a connection from %s: %d handshakes already in progress", conn.RemoteAddr(), maxHandshakes)
-		c.logf("ps: server %d: %v", c.cfg.Rank-c.workers, err)
+		c.refusals.Refused(conn.RemoteAddr().String(), fmt.Errorf("%d handshakes already in progress", maxHandshakes))
 		return nil, nil, err
 	}
 	rank, err := wire.ServerHandshake(context.Background(), conn, c.cfg, func(r int) error {
@@ -102,7 +103,7 @@ func (c *wireCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthIn
 		return nil
 	})
 	if err != nil {
-		c.logf("ps: server %d: refused a connection: %v", c.cfg.Rank-c.workers, err)
+		c.refusals.Refused(conn.RemoteAddr().String(), err)
 		return nil, nil, err
 	}
 	// gRPC reads the HTTP/2 preface next, under a deadline it clears once

@@ -22,8 +22,10 @@ type server struct {
 	index   int // this server's index, 0..k-1
 	workers int // the world's size
 	logf    func(format string, args ...any)
-	pool    accPool
-	wire    wireCount // gRPC payload bytes of pushes and pulls served; see wire.go
+	// refusals says refused connections at a bounded rate (nil in process).
+	refusals *wire.RefusalLog
+	pool     accPool
+	wire     wireCount // gRPC payload bytes of pushes and pulls served; see wire.go
 
 	// auth is this server's side of the handshake every connection opens
 	// with; peerTimeout is how long a silent worker is presumed alive.
@@ -118,6 +120,7 @@ func (s *server) listen(host string) error {
 	s.lis = lis
 	creds := serverCreds(s.auth, s.workers, s.logf)
 	creds.accepted = s.accepted
+	s.refusals = creds.refusals
 	s.grpc = grpc.NewServer(serverOptions(creds, s.peerTimeout)...)
 	s.grpc.RegisterService(&serviceDesc, s)
 	go func() {
@@ -148,6 +151,7 @@ func (s *server) stop() {
 	}
 	if s.grpc != nil {
 		s.grpc.Stop()
+		s.refusals.Flush()
 	}
 	if s.mesh != nil {
 		s.mesh.stop()
