@@ -38,6 +38,8 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown dtype", []string{"run", "--dtype", "float8"}, `unknown dtype "float8" (accepted: float32`},
 		{"unknown op", []string{"run", "--op", "xor"}, `unknown op "xor" (accepted: sum, prod, max, min, avg)`},
 		{"np zero", []string{"run", "--np", "0"}, "--np 0: must be at least 1"},
+		{"shm across simulated hosts", []string{"run", "--np", "2", "--transport", "shm", "--hosts", "1,1"},
+			`transport shm with hosts "1,1": shared memory joins ranks of one host`},
 		{"min above max", []string{"run", "-b", "1MiB", "-e", "4KiB"}, "--minbytes 1MiB is larger than --maxbytes 4KiB"},
 		{"not a multiple", []string{"run", "-b", "6", "-e", "6"}, "size 6 bytes is not a multiple of float32's 4 bytes"},
 		{"malformed size", []string{"run", "-b", "4KB?"}, `--minbytes: malformed size "4KB?"`},
