@@ -26,6 +26,11 @@ prints the report's path.`,
 			if err := checkRunDir(dir); err != nil {
 				return usageError{err}
 			}
+			// A damaged results file is bad input, as compare says too:
+			// exit 2. Failing to write the report is not.
+			if _, err := results.ReadRun(dir); err != nil {
+				return usageError{err}
+			}
 			if err := reports.Generate(dir); err != nil {
 				return err
 			}

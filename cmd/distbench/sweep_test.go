@@ -233,7 +233,13 @@ func TestSweepMemory(t *testing.T) {
 
 func TestReportBadInput(t *testing.T) {
 	tmp := t.TempDir()
-	for _, args := range [][]string{{"report"}, {"report", filepath.Join(tmp, "nope")}, {"report", tmp}} {
+	// A damaged results file: report and compare agree that it is bad
+	// input.
+	torn := t.TempDir()
+	if err := os.WriteFile(filepath.Join(torn, "results.jsonl"), []byte("garbage\n{\"kind\":\"collective\",\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report"}, {"report", filepath.Join(tmp, "nope")}, {"report", tmp}, {"report", torn}, {"compare", torn, torn}} {
 		if code, _, errs := cli(t, args...); code != 2 || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
 		}
