@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
@@ -280,7 +282,9 @@ func Launch(ctx context.Context, o Options) error {
 			for _, p := range procs {
 				if p.isStopped() {
 					if p.rank >= 0 {
-						failures = append(failures, p.name+" was stopped (SIGSTOP or a debugger); killed")
+						// The likely cause: first, as deaths by a signal are.
+						failures = slices.Insert(failures, causes, p.name+" was stopped (SIGSTOP or a debugger); killed")
+						causes++
 					}
 					p.kill()
 				}
@@ -308,9 +312,53 @@ func Launch(ctx context.Context, o Options) error {
 		return fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	if len(failures) > 0 {
-		return errors.New(strings.Join(failures, "; "))
+		return failureError(filepath.Join(os.TempDir(), jobID+"-failures.txt"), failures)
 	}
 	return emitErr
+}
+
+// Bounds of the job's failure line, which every failed process would
+// otherwise lengthen by a line of its own (5.7 KB at np 16).
+const (
+	maxCulprit    = 1000 // bytes of the first failure kept in the line
+	maxOtherNames = 8    // other failed processes named in it
+)
+
+// failureError is a failed job in one bounded line: the first failure (a
+// process a signal ended, or one found stopped, else the first to fail),
+// then how many others failed and which, and the file that holds every
+// failure in full, one a line.
+func failureError(path string, failures []string) error {
+	if len(failures) == 1 {
+		return errors.New(clipText(failures[0], maxCulprit))
+	}
+	var names []string
+	for i, f := range failures[1:] {
+		if i == maxOtherNames {
+			names = append(names, fmt.Sprintf("%d more", len(failures)-1-i))
+			break
+		}
+		name, _, _ := strings.Cut(f, " (pid")
+		name, _, _ = strings.Cut(name, ": ")
+		names = append(names, clipText(name, 40))
+	}
+	where := "written to " + path
+	if err := os.WriteFile(path, []byte(strings.Join(failures, "\n")+"\n"), 0o600); err != nil {
+		where = fmt.Sprintf("not kept (%v)", err)
+	}
+	return fmt.Errorf("%s; and %d other process(es) failed (%s): every failure %s",
+		clipText(failures[0], maxCulprit), len(failures)-1, strings.Join(names, ", "), where)
+}
+
+// clipText cuts s to at most n bytes, on a rune boundary, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // simulatedHosts returns the environment that places rank r on its host:

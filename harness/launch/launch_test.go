@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,38 @@ func TestWatchLauncherBadFD(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), EnvLauncherFD) || !strings.Contains(err.Error(), "3 or more") {
 			t.Errorf("%s=%q: got %v, want an error naming the variable and what it accepts", EnvLauncherFD, v, err)
 		}
+	}
+}
+
+// A job whose 16 processes all failed is one line of bounded length: the
+// culprit first, then how many others and which, and the file that keeps
+// every failure.
+func TestFailureErrorIsBounded(t *testing.T) {
+	long := strings.Repeat("ring: allreduce #418: step 3 of 6: recv: timed out waiting for rank 2 ", 8)
+	failures := []string{"rank 2 was stopped (SIGSTOP or a debugger); killed"}
+	for r := range 16 {
+		if r != 2 {
+			failures = append(failures, fmt.Sprintf("rank %d (pid %d) exit status 1: %s", r, 1000+r, long))
+		}
+	}
+	path := filepath.Join(t.TempDir(), "failures.txt")
+	err := failureError(path, failures)
+	line := err.Error()
+	switch {
+	case strings.Contains(line, "\n"):
+		t.Fatalf("not one line: %q", line)
+	case len(line) > maxCulprit+400:
+		t.Errorf("%d bytes: %s", len(line), line)
+	case !strings.HasPrefix(line, "rank 2 was stopped"):
+		t.Errorf("the culprit is not first: %s", line)
+	case !strings.Contains(line, "; and 15 other process(es) failed (rank 0, rank 1, rank 3, rank 4, rank 5, rank 6, rank 7, rank 8, 7 more): every failure written to "+path):
+		t.Errorf("the summary: %s", line)
+	}
+	b, rerr := os.ReadFile(path)
+	if rerr != nil || strings.Count(string(b), "\n") != 16 || !strings.Contains(string(b), "rank 15 (pid 1015)") {
+		t.Errorf("the file: %v\n%s", rerr, b)
+	}
+	if one := failureError(path, failures[:1]).Error(); one != failures[0] {
+		t.Errorf("one failure: %q", one)
 	}
 }
