@@ -5,10 +5,18 @@ PKGS    := ./...
 
 .PHONY: all build test test-short lint sweep bench data peers soak tune clean
 
-all: build
+all: build capi
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/distbench  # results name the commit they measured
+
+# The C interface (capi/distbench.h) as a shared library, for the PyTorch
+# backend in python/ and any other C caller: the same strategies, built
+# from the same packages as the binary.
+.PHONY: capi
+capi:
+	$(GO) build -buildvcs=auto -buildmode=c-shared -o bin/libdistbench.so ./capi
+	rm -f bin/libdistbench.h  # cgo's own header; capi/distbench.h is the interface
 
 # vet first (fast, catches the obvious), then every test under the race detector.
 test:

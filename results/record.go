@@ -12,6 +12,11 @@ const (
 	KindTrainStep  = "train_step"
 	KindTrainEpoch = "train_epoch"
 	KindSoak       = "soak" // `distbench soak`: one record per launch
+	// KindOp is one operation of a job measuring itself (the PyTorch
+	// backend, capi/bridge): what ran, how long the communicator spent on
+	// it (TimeUs) and the job's step (Step). Reports summarise a job's ops
+	// through the collective records written beside them.
+	KindOp = "op"
 )
 
 // Record is one line of results.jsonl. Fields that do not apply to a kind
