@@ -316,6 +316,10 @@ def _communicator(store, rank, size, timeout, global_ranks, group_id, pg_options
     # init_process_groups do not meet each other's registrations.
     base = os.environ.get("DISTBENCH_JOB_ID") or ("torch-" + os.environ.get("TORCHELASTIC_RUN_ID", "job"))
     env["DISTBENCH_JOB_ID"] = "%s-%d-%s" % (base, _generation(), group_id)
+    if not default:
+        # One recorder a job: the default group's (results.jsonl has one
+        # writer), unless these options name a directory of their own.
+        env["DISTBENCH_OUT"] = ""
     if pg_options is not None:
         env.update(pg_options.env())
     core = Communicator.create(env)

@@ -175,6 +175,7 @@ def ddp_pair(pg, gloo, name, steps):
             opt.zero_grad()
             nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
+        distbench_torch.step()  # labels the default group's records with the step
     pd = list(models["distbench"][0].parameters())
     pg_ = list(models["gloo"][0].parameters())
     worst = max((a - b).abs().max().item() for a, b in zip(pd, pg_))
