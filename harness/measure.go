@@ -25,6 +25,30 @@ func Measure(ctx context.Context, comm collective.Comm, spec *job.Spec, emit fun
 		tel, _ = openTelemetry()
 		defer tel.Close()
 	}
+	cycle := 1
+	if spec.Cycles != 0 && spec.Cycles != 1 {
+		each := emit
+		emit = func(r *results.Record) error {
+			r.Round, r.Rounds = cycle, max(spec.Cycles, 0)
+			return each(r)
+		}
+	}
+	for ; spec.Cycles < 0 || cycle <= max(spec.Cycles, 1); cycle++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := measureCycle(ctx, comm, spec, emit, tel, &ids, &gathered); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureCycle measures spec's points once; ids and gathered carry the
+// ranks' identities from the first point of the first cycle.
+func measureCycle(ctx context.Context, comm collective.Comm, spec *job.Spec, emit func(*results.Record) error, tel *telemetry.Sampler, idsp **rankIDs, gatheredp *bool) error {
+	ids, gathered := *idsp, *gatheredp
+	defer func() { *idsp, *gatheredp = ids, gathered }()
 	for _, p := range spec.Points {
 		start := time.Now()
 		var rec *results.Record

@@ -392,29 +392,36 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 		tw.SetDoc(doc)
 	}
 	var mu sync.Mutex
-	cycle := 0
+	rows := 0
 	emit := func(r *results.Record) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if f.cycles != 1 {
-			// Each cycle is a round of the same points, so that report
-			// pools them as it pools a sweep's rounds.
-			r.Round, r.Rounds = cycle, f.cycles
-		}
+		// Each cycle is a round of the same points (Measure says which),
+		// so that report pools them as it pools a sweep's rounds.
+		rows++
 		tw.Add(r)
 		if jsonOut != nil {
 			return jsonOut.Write(r)
 		}
 		return nil
 	}
-	for cycle = 1; err == nil && (f.cycles == 0 || cycle <= f.cycles); cycle++ {
-		if f.launcher == "env" {
-			err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
-		} else {
-			err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
-		}
+	// Every cycle runs in one job, over one mesh, as nccl-tests' -N does.
+	spec.Cycles = f.cycles
+	if f.cycles == 0 {
+		spec.Cycles = -1 // until interrupted
+	}
+	if f.launcher == "env" {
+		err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
+	} else {
+		err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
 	}
 	bwFailed, docErr := tw.Footer(err)
+	if err != nil && cmd.Context().Err() != nil {
+		// Ctrl-C, the way out of -N 0: not a failure of the run, but not a
+		// finished one either (--json keeps it marked incomplete).
+		fmt.Fprintf(stderr, "distbench: interrupted; the %d row(s) measured are kept\n", rows)
+		return exitError{130}
+	}
 	if err != nil {
 		return err
 	}

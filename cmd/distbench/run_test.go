@@ -391,8 +391,77 @@ func TestRunCycles(t *testing.T) {
 	if rounds[1] != 4 || rounds[2] != 4 {
 		t.Errorf("records per cycle %v, want 4 in each of 2", rounds)
 	}
+	samePIDs(t, recs)
 	if code, stdout, stderr = runCLI(t, "report", dir); code != 0 {
 		t.Fatalf("report: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// samePIDs checks that every record came from the same rank processes: the
+// cycles of -N ran in one job, over one mesh, as nccl-tests' do.
+func samePIDs(t *testing.T, recs []results.Record) {
+	t.Helper()
+	for _, r := range recs {
+		if len(r.RankPIDs) == 0 || !slices.Equal(r.RankPIDs, recs[0].RankPIDs) {
+			t.Errorf("%s round %d: rank pids %v, the first record's %v: want one job for every cycle", r.Point, r.Round, r.RankPIDs, recs[0].RankPIDs)
+			return
+		}
+	}
+}
+
+// TestRunCyclesUntilInterrupted: -N 0 measures over one long-lived job
+// until Ctrl-C, which ends it in a line saying so, exit 130, every record
+// measured kept and the run marked incomplete.
+func TestRunCyclesUntilInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, results.FileName)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runCtx, interrupt := context.WithCancel(ctx)
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(runCtx, &stdout, &stderr, []string{"run", "--np", "2", "-b", "4KiB", "-e", "4KiB", "-n", "3", "-w", "1",
+			"-N", "0", "--json", path, "--timeout", "1m"})
+	}()
+	// Interrupt once a third cycle has a record on disk.
+	for {
+		b, _ := os.ReadFile(path)
+		if bytes.Contains(b, []byte(`"round":3`)) {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("ended (exit %d) before the interrupt\n%s\n%s", code, stdout.String(), stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("no third cycle within 3m\n%s\n%s", stdout.String(), stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	interrupt()
+	var code int
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		t.Fatal("run did not end after the interrupt")
+	}
+	if code != 130 || !regexp.MustCompile(`distbench: interrupted; the \d+ row\(s\) measured are kept\n$`).MatchString(stderr.String()) {
+		t.Errorf("exit %d, stderr %q: want 130 and the line saying the rows are kept", code, stderr.String())
+	}
+	recs := readJSONL(t, path)
+	if len(recs) < 3 {
+		t.Fatalf("%d records kept, want every cycle's", len(recs))
+	}
+	samePIDs(t, recs)
+	run, err := results.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Complete() {
+		t.Error("an interrupted run is marked complete")
 	}
 }
 

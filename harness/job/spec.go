@@ -51,6 +51,13 @@ type Spec struct {
 	// "2x2", "3,1"), each with its own host identity, so that a
 	// hierarchical algorithm can be tried over loopback; "" for one host.
 	Hosts string `json:"hosts,omitempty"`
+	// Cycles is how many times the job measures its points, over one mesh
+	// and one set of processes, as nccl-tests' -N runs its sizes again in
+	// one job: 0 or 1 once, -1 until interrupted (a health loop exercises
+	// one long-lived mesh, not a fresh one each time). With more than one,
+	// each record carries its cycle as Round (from 1) and Cycles as Rounds
+	// (0 when unbounded).
+	Cycles int `json:"cycles,omitempty"`
 }
 
 // LinkFor is the shaping of rank's NIC (a worker's rank; a server is
@@ -185,6 +192,9 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("transport shm with hosts %q: shared memory joins ranks of one host, and %q lays out %d (accepted: transport auto, which carries cross-host pairs over TCP, or one host)",
 				s.Hosts, s.Hosts, len(hosts))
 		}
+	}
+	if s.Cycles < -1 {
+		return fmt.Errorf("cycles %d: must be -1 (until interrupted), 0 or more", s.Cycles)
 	}
 	if s.Iters < 1 {
 		return fmt.Errorf("iters %d: must be at least 1", s.Iters)
