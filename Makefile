@@ -138,6 +138,19 @@ gpu-check: build
 	$(BIN) sweep --strategy nccl,ring,tree,ps --np $(GPU_NP) --collective allreduce --device cuda $(GPU_SIZES) --out $(GPU_RUN)
 	@echo "make gpu-check: the device sweep, with GPU telemetry, is in $(GPU_RUN) (report.md)"
 
+# The GPU proof's bundle (docs/gpu.md): the cgo distbench, the GPU-facing
+# packages' test binaries and nccl-tests' source (NCCL_TESTS_SRC) in
+# .gpu-proof/, which the device tool carries; scripts/gpu-proof.sh run
+# measures with it on the GPU machine. make gpu-proof rehearses that run
+# here against the stand-in (GPU_PROOF_OUT).
+GPU_PROOF_OUT ?= runs/gpu-proof-standin
+.PHONY: gpu-proof-bundle gpu-proof
+gpu-proof-bundle:
+	scripts/gpu-proof.sh bundle
+gpu-proof: gpu-proof-bundle standin
+	DISTBENCH_NCCL_LIB=$(CURDIR)/bin/standin/libnccl.so.2 DISTBENCH_CUDART_LIB=$(CURDIR)/bin/standin/libnccl.so.2 \
+	  GPU_PROOF_SIZES='-b 8 -e 4M -f 8 -n 5 -w 2' scripts/gpu-proof.sh run $(GPU_PROOF_OUT)
+
 # The stand-in NCCL and CUDA runtime the nccl strategy's tests build, for
 # trying the strategy by hand where there is no GPU (see README.md).
 .PHONY: standin
