@@ -74,7 +74,8 @@ run() {
 	mkdir -p "$out"
 	work=$(mktemp -d /tmp/gpu-proof.XXXXXX)
 	mkdir -p "$work/logs" "$work/runs"
-	exec > >(tee -a "$out/log.txt") 2>&1
+	exec 3>&1 > >(tee -a "$out/log.txt") 2>&1
+	local tee=$!
 	budget=${GPU_PROOF_BUDGET:-420}
 	start=$SECONDS
 	status=()
@@ -121,6 +122,9 @@ run() {
 		--sizes 4KiB,256KiB,16MiB --iters 10 --out "$work/runs/staged"
 	step env-after 20 nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,TEMPERATURE
 	pack "$out"
+	# Let tee write the last lines before the device tool collects $OUT.
+	exec >&3 2>&3
+	wait "$tee" 2>/dev/null
 }
 
 # step NAME SECONDS CMD...: runs CMD under a deadline of SECONDS (less where
