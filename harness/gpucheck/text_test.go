@@ -23,10 +23,10 @@ func TestWriteText(t *testing.T) {
 		r    *Report
 	}{
 		{"h100", &Report{
-			Runtime: Lib{Name: "the CUDA runtime", Path: venv + "/cu13/lib/libcudart.so.13", From: "Python environment /opt/torch/.venv (NVIDIA's wheel)", Version: "13.0"},
-			Driver:  Lib{Name: "the CUDA driver", Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", From: "the system's library path", Version: "13.0"},
-			NCCL:    Lib{Name: "NCCL", Path: venv + "/nccl/lib/libnccl.so.2", From: "Python environment /opt/torch/.venv (NVIDIA's wheel)", Version: "2.27.7"},
-			NVML:    Lib{Name: "NVML", Path: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", From: "the system's library path", Version: "13.580.159.04"},
+			Runtime:       Lib{Name: "the CUDA runtime", Path: venv + "/cu13/lib/libcudart.so.13", From: "Python environment /opt/torch/.venv (NVIDIA's wheel)", Version: "13.0"},
+			Driver:        Lib{Name: "the CUDA driver", Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", From: "the system's library path", Version: "13.0"},
+			NCCL:          Lib{Name: "NCCL", Path: venv + "/nccl/lib/libnccl.so.2", From: "Python environment /opt/torch/.venv (NVIDIA's wheel)", Version: "2.27.7"},
+			NVML:          Lib{Name: "NVML", Path: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", From: "the system's library path", Version: "13.580.159.04"},
 			DriverVersion: "580.159.04",
 			GPUs: []GPU{{Ordinal: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-00000000-0000-0000-0000-000000000000", PCIBusID: "0000:00:05.0",
 				Compute: "9.0", SMs: 132, FreeBytes: 84_540_784_640, TotalBytes: 85_520_809_984}},
