@@ -149,6 +149,16 @@ func (t Tensor) Float64At(i int) float64 {
 		return float64(view[int64](b)[0])
 	case Uint8:
 		return float64(b[0])
+	case Int8:
+		return float64(int8(b[0]))
+	case Uint32:
+		return float64(view[uint32](b)[0])
+	case Uint64:
+		return float64(view[uint64](b)[0])
+	case Float8E4M3:
+		return float64(Float8E4M3ToFloat32(b[0]))
+	case Float8E5M2:
+		return float64(Float8E5M2ToFloat32(b[0]))
 	}
 	panic("collective: invalid dtype")
 }
@@ -173,6 +183,16 @@ func (t Tensor) SetFloat64(i int, v float64) {
 		view[int64](b)[0] = int64(v)
 	case Uint8:
 		b[0] = uint8(int64(v))
+	case Int8:
+		b[0] = uint8(int8(int64(v)))
+	case Uint32:
+		view[uint32](b)[0] = uint32(int64(v))
+	case Uint64:
+		view[uint64](b)[0] = uint64(int64(v))
+	case Float8E4M3:
+		b[0] = Float32ToFloat8E4M3(float32(v))
+	case Float8E5M2:
+		b[0] = Float32ToFloat8E5M2(float32(v))
 	default:
 		panic("collective: invalid dtype")
 	}

@@ -81,7 +81,7 @@ func testReduce(w *world) {
 }
 
 func testBroadcast(w *world) {
-	for _, dt := range w.dtypes() {
+	for _, dt := range w.copyDTypes() {
 		for _, count := range append(w.counts(), LargeCount) {
 			for _, root := range roots(w.n) {
 				if count == LargeCount && (dt != collective.Float32 || root != w.n-1) {
@@ -104,7 +104,7 @@ func testBroadcast(w *world) {
 }
 
 func testAllGather(w *world) {
-	for _, dt := range w.dtypes() {
+	for _, dt := range w.copyDTypes() {
 		for _, count := range append(w.counts(), LargeCount/w.n) {
 			for _, inplace := range []bool{false, true} {
 				name := fmt.Sprintf("%s/count=%d/inplace=%v", dt, count, inplace)
@@ -158,7 +158,7 @@ func testReduceScatter(w *world) {
 }
 
 func testGather(w *world) {
-	for _, dt := range w.dtypes() {
+	for _, dt := range w.copyDTypes() {
 		for _, count := range w.counts() {
 			for _, root := range roots(w.n) {
 				name := fmt.Sprintf("%s/count=%d/root=%d", dt, count, root)
@@ -187,7 +187,7 @@ func testGather(w *world) {
 }
 
 func testScatter(w *world) {
-	for _, dt := range w.dtypes() {
+	for _, dt := range w.copyDTypes() {
 		for _, count := range w.counts() {
 			for _, root := range roots(w.n) {
 				name := fmt.Sprintf("%s/count=%d/root=%d", dt, count, root)
@@ -209,7 +209,7 @@ func testScatter(w *world) {
 }
 
 func testAllToAll(w *world) {
-	for _, dt := range w.dtypes() {
+	for _, dt := range w.copyDTypes() {
 		for _, per := range []int{0, 1, 3, 257} {
 			for _, inplace := range []bool{false, true} {
 				name := fmt.Sprintf("%s/per=%d/inplace=%v", dt, per, inplace)

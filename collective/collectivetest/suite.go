@@ -87,11 +87,25 @@ func (w *world) counts() []int {
 	return slices.Compact(cs)
 }
 
+// dtypes are the element types the reductions run at: every type, whose
+// arithmetic each strategy must get right (Short: one of each kind, the
+// narrowest float included).
 func (w *world) dtypes() []collective.DType {
+	if w.o.Short {
+		return []collective.DType{collective.Float32, collective.BFloat16, collective.Int64, collective.Int8, collective.Float8E5M2}
+	}
+	return collective.DTypes()
+}
+
+// copyDTypes are the element types the collectives that only move data run
+// at: one of each element size (1, 2, 4 and 8 bytes) and kind is all a
+// copy can tell apart, so the types nccl-tests added (int8, uint32,
+// uint64, fp8), whose sizes these share, would only repeat them.
+func (w *world) copyDTypes() []collective.DType {
 	if w.o.Short {
 		return []collective.DType{collective.Float32, collective.BFloat16, collective.Int64}
 	}
-	return collective.DTypes()
+	return []collective.DType{collective.Float32, collective.Float64, collective.Float16, collective.BFloat16, collective.Int32, collective.Int64, collective.Uint8}
 }
 
 // each runs fn on every rank concurrently and fails the test on any error.

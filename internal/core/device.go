@@ -38,7 +38,7 @@ func writes(t *collective.Tensor) arg      { return arg{t: t, wrote: true} }
 // staged returns p so that its device tensors, if any, are staged through
 // pinned host memory, unless the algorithms take device memory themselves.
 func (g *Group) staged(p pending, args ...arg) pending {
-	if p.err != nil || !slices.ContainsFunc(args, func(a arg) bool { return a.t.Mem != nil }) || g.native() {
+	if p.err != nil || !slices.ContainsFunc(args, func(a arg) bool { return a.t.Mem != nil }) || (g.native() && !p.onHost) {
 		return p
 	}
 	body := p.fn

@@ -220,6 +220,10 @@ type pending struct {
 	name string
 	fn   func(c *Call) error
 	err  error
+	// onHost stages device tensors through host memory even for
+	// algorithms that take device memory: the operation has a step of its
+	// own on the host (MulSum's pre-multiplication).
+	onHost bool
 }
 
 // start runs o asynchronously.
@@ -259,7 +263,7 @@ func checkTensor(name string, t collective.Tensor) error {
 
 func checkOp(op collective.Op) error {
 	if !op.Valid() {
-		return fmt.Errorf("invalid op %d (accepted: sum, prod, max, min, avg)", op)
+		return fmt.Errorf("invalid op %d (accepted: sum, prod, max, min, avg, mulsum)", op)
 	}
 	return nil
 }
@@ -293,13 +297,28 @@ func (g *Group) finishAvg(op collective.Op, t collective.Tensor) (collective.Op,
 	return collective.Sum, func(t collective.Tensor) { kernels.Divide(t, n) }
 }
 
+// premul rewrites MulSum as the Sum the algorithms see, and returns the
+// factor by which this rank's input is multiplied first (1 for every other
+// op, and on even ranks). The multiplication runs on the host, so a
+// MulSum's device tensors are staged through host memory even on an
+// engine that reduces on the device (nccl, whose own pre-multiplying op is
+// not wired): its time includes the copies.
+func (g *Group) premul(op collective.Op) (collective.Op, float64, bool) {
+	if op != collective.MulSum {
+		return op, 1, false
+	}
+	return collective.Sum, collective.PremulScalar(g.rank), true
+}
+
 func (g *Group) allReduceOp(t collective.Tensor, op collective.Op) pending {
 	if err := errors.Join(checkTensor("tensor", t), checkOp(op)); err != nil {
 		return pending{err: g.invalidErr("allreduce", "%v", err)}
 	}
 	op, finish := g.finishAvg(op, t)
-	return g.staged(pending{name: "allreduce", fn: func(c *Call) error {
+	op, scale, onHost := g.premul(op)
+	return g.staged(pending{name: "allreduce", onHost: onHost, fn: func(c *Call) error {
 		if g.Size() > 1 {
+			kernels.Scale(t, scale) // in place: t is overwritten with the result
 			if err := g.algos.AllReduce(c, t, op); err != nil {
 				return err
 			}
@@ -314,8 +333,10 @@ func (g *Group) reduceOp(t collective.Tensor, root int, op collective.Op) pendin
 		return pending{err: g.invalidErr("reduce", "%v", err)}
 	}
 	op, finish := g.finishAvg(op, t)
-	return g.staged(pending{name: "reduce", fn: func(c *Call) error {
+	op, scale, onHost := g.premul(op)
+	return g.staged(pending{name: "reduce", onHost: onHost, fn: func(c *Call) error {
 		if g.Size() > 1 {
+			kernels.Scale(t, scale) // in place: a non-root's t is left unspecified
 			if err := g.algos.Reduce(c, t, root, op); err != nil {
 				return err
 			}
@@ -356,12 +377,21 @@ func (g *Group) reduceScatterOp(out, in collective.Tensor, op collective.Op) pen
 		return pending{err: g.invalidErr("reducescatter", "%v", err)}
 	}
 	op, finish := g.finishAvg(op, out)
-	return g.staged(pending{name: "reducescatter", fn: func(c *Call) error {
+	op, scale, onHost := g.premul(op)
+	return g.staged(pending{name: "reducescatter", onHost: onHost, fn: func(c *Call) error {
 		if g.Size() == 1 {
 			if err := copyTensor(out, in); err != nil {
 				return err
 			}
-		} else if err := g.algos.ReduceScatter(c, out, in, op); err != nil {
+			finish(out)
+			return nil
+		}
+		src := in
+		if scale != 1 { // in is the caller's, and read-only: scale a copy
+			src = in.Clone()
+			kernels.Scale(src, scale)
+		}
+		if err := g.algos.ReduceScatter(c, out, src, op); err != nil {
 			return err
 		}
 		finish(out)

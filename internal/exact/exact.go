@@ -12,6 +12,21 @@ import (
 // ranks: a small integer whose reduction is exact in every dtype. Exported so
 // that `distbench run --check` uses the same inputs as the suite.
 func Value(op collective.Op, dt collective.DType, n, r, i int) float64 {
+	if fp8(dt) {
+		// Two or three mantissa bits hold few integers exactly (e5m2: 0 to
+		// 8, then every other), so every partial sum must stay small: one
+		// rank in n contributes to each element of a sum.
+		one := 0.0
+		if (r+i)%n == 0 {
+			one = 1
+		}
+		switch op {
+		case collective.Sum, collective.MulSum:
+			return one
+		case collective.Avg:
+			return float64(n) * one // exact while n is (every n up to 8)
+		}
+	}
 	switch op {
 	case collective.Prod:
 		if (r+i)%3 == 0 {
@@ -20,25 +35,32 @@ func Value(op collective.Op, dt collective.DType, n, r, i int) float64 {
 		return 1
 	case collective.Max, collective.Min:
 		v := float64((r*7+i*3)%11 - 5)
-		if dt == collective.Uint8 {
+		if dt.Unsigned() {
 			v += 5
 		}
 		return v
 	case collective.Avg:
+		if dt == collective.Int8 {
+			return float64(n * ((r + i) % 2)) // a sum within int8's 127 up to n = 11
+		}
 		return float64(n * ((r + i) % 4))
-	default: // Sum
+	default: // Sum, MulSum
 		return float64((r + 1 + i) % 5)
 	}
 }
 
+func fp8(dt collective.DType) bool { return dt == collective.Float8E4M3 || dt == collective.Float8E5M2 }
+
 // Expected is the reduction of Value over ranks 0..n-1 at element i.
 func Expected(op collective.Op, dt collective.DType, n, i int) float64 {
-	acc := Value(op, dt, n, 0, i)
+	acc := Value(op, dt, n, 0, i) * premul(op, 0)
 	for r := 1; r < n; r++ {
 		v := Value(op, dt, n, r, i)
 		switch op {
 		case collective.Sum, collective.Avg:
 			acc += v
+		case collective.MulSum:
+			acc += v * premul(op, r)
 		case collective.Prod:
 			acc *= v
 		case collective.Max:
@@ -50,10 +72,22 @@ func Expected(op collective.Op, dt collective.DType, n, i int) float64 {
 	if op == collective.Avg {
 		acc /= float64(n)
 	}
-	if dt == collective.Uint8 && op == collective.Prod {
-		acc = float64(uint8(int64(acc))) // 256 wraps to 0, as the uint8 arithmetic does
+	if dt.Integer() && op != collective.Avg {
+		// Integer arithmetic wraps (uint8's 2^8 is 0, int8's 2^7 is
+		// -128), and wraps the same whatever the order of the ranks.
+		t := collective.NewTensor(dt, 1)
+		t.SetFloat64(0, acc)
+		acc = t.Float64At(0)
 	}
 	return acc
+}
+
+// premul is MulSum's factor for rank r, and 1 for every other op.
+func premul(op collective.Op, r int) float64 {
+	if op != collective.MulSum {
+		return 1
+	}
+	return collective.PremulScalar(r)
 }
 
 // Fill sets t[j] = Value(op, dt, n, r, offset+j).
@@ -88,11 +122,14 @@ func FillPattern(t collective.Tensor, r, offset int) {
 	}
 }
 
-// CountPattern counts elements of t that differ from Pattern(dt, rank, offset+j).
+// CountPattern counts elements of t that differ from Pattern(dt, rank,
+// offset+j) as t's type holds it (fp8 rounds most patterns).
 func CountPattern(t collective.Tensor, rank, offset int) int64 {
 	var wrong int64
+	held := collective.NewTensor(t.DType, 1)
 	for j := range t.Count() {
-		if t.Float64At(j) != Pattern(t.DType, rank, offset+j) {
+		held.SetFloat64(0, Pattern(t.DType, rank, offset+j))
+		if t.Float64At(j) != held.Float64At(0) {
 			wrong++
 		}
 	}

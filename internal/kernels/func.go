@@ -10,7 +10,7 @@ import (
 // funcs holds one reduction function per valid dtype and op, built once, so
 // that [Func] and [Reduction] hand out the same func values on every call
 // and a posted receive costs no closure allocation.
-var funcs = func() (t [collective.Uint8 + 1][collective.Avg + 1]func(dst, src []byte)) {
+var funcs = func() (t [collective.Float8E5M2 + 1][collective.MulSum + 1]func(dst, src []byte)) {
 	for _, dt := range collective.DTypes() {
 		for _, op := range collective.Ops() {
 			t[dt][op] = func(dst, src []byte) { Reduce(dt, op, dst, src) }

@@ -10,12 +10,13 @@ import (
 
 // Reduce combines src into dst element-wise: dst[i] = dst[i] op src[i].
 // Both must hold the same number of elements of dt. Half types are computed in
-// float32 and rounded once. Avg reduces as Sum; see [Divide].
+// float32 and rounded once. Avg reduces as Sum (see [Divide]), and so does
+// MulSum, whose pre-multiplication is the caller's (see [Scale]).
 func Reduce(dt collective.DType, op collective.Op, dst, src []byte) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("kernels: Reduce of %d and %d bytes", len(dst), len(src)))
 	}
-	if op == collective.Avg {
+	if op == collective.Avg || op == collective.MulSum {
 		op = collective.Sum
 	}
 	if reduceSIMD(dt, op, dst, src) {
@@ -27,6 +28,9 @@ func Reduce(dt collective.DType, op collective.Op, dst, src []byte) {
 // reduceGeneric is Reduce in plain Go: the path on machines without the
 // vector kernels, and the reference they are tested against bit for bit.
 func reduceGeneric(dt collective.DType, op collective.Op, dst, src []byte) {
+	if op == collective.Avg || op == collective.MulSum {
+		op = collective.Sum
+	}
 	switch dt {
 	case collective.Float32:
 		reduceNative(op, view[float32](dst), view[float32](src))
@@ -38,6 +42,16 @@ func reduceGeneric(dt collective.DType, op collective.Op, dst, src []byte) {
 		reduceNative(op, view[int64](dst), view[int64](src))
 	case collective.Uint8:
 		reduceNative(op, dst, src)
+	case collective.Int8:
+		reduceNative(op, view[int8](dst), view[int8](src))
+	case collective.Uint32:
+		reduceNative(op, view[uint32](dst), view[uint32](src))
+	case collective.Uint64:
+		reduceNative(op, view[uint64](dst), view[uint64](src))
+	case collective.Float8E4M3:
+		reduceFloat8(op, dst, src, collective.Float8E4M3ToFloat32, collective.Float32ToFloat8E4M3)
+	case collective.Float8E5M2:
+		reduceFloat8(op, dst, src, collective.Float8E5M2ToFloat32, collective.Float32ToFloat8E5M2)
 	case collective.Float16:
 		reduceFloat16(op, view[uint16](dst), view[uint16](src))
 	case collective.BFloat16:
@@ -48,7 +62,7 @@ func reduceGeneric(dt collective.DType, op collective.Op, dst, src []byte) {
 }
 
 type number interface {
-	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
+	~float32 | ~float64 | ~int8 | ~int32 | ~int64 | ~uint8 | ~uint32 | ~uint64
 }
 
 // reduceNative keeps the operator switch outside the loops so that each loop
@@ -149,6 +163,15 @@ func reduceFloat16(op collective.Op, dst, src []uint16) {
 	}
 }
 
+// reduceFloat8 computes in float32 and rounds once, as the half types do
+// and as NCCL's fp8 reductions do.
+func reduceFloat8(op collective.Op, dst, src []byte, widen func(uint8) float32, narrow func(float32) uint8) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = narrow(combine(op, widen(dst[i]), widen(src[i])))
+	}
+}
+
 // Divide divides every element by n, finishing an [Avg] reduction.
 // Integer division truncates toward zero.
 func Divide(t collective.Tensor, n int) {
@@ -179,6 +202,20 @@ func Divide(t collective.Tensor, n int) {
 		for i := range t.Data {
 			t.Data[i] /= uint8(n)
 		}
+	case collective.Int8:
+		divideInts(view[int8](t.Data), int8(n))
+	case collective.Uint32:
+		divideInts(view[uint32](t.Data), uint32(n))
+	case collective.Uint64:
+		divideInts(view[uint64](t.Data), uint64(n))
+	case collective.Float8E4M3:
+		for i := range t.Data {
+			t.Data[i] = collective.Float32ToFloat8E4M3(collective.Float8E4M3ToFloat32(t.Data[i]) / float32(n))
+		}
+	case collective.Float8E5M2:
+		for i := range t.Data {
+			t.Data[i] = collective.Float32ToFloat8E5M2(collective.Float8E5M2ToFloat32(t.Data[i]) / float32(n))
+		}
 	case collective.Float16:
 		s := t.Uint16s()
 		for i := range s {
@@ -189,5 +226,48 @@ func Divide(t collective.Tensor, n int) {
 		for i := range s {
 			s[i] = collective.Float32ToBFloat16(collective.BFloat16ToFloat32(s[i]) / float32(n))
 		}
+	}
+}
+
+func divideInts[T ~int8 | ~uint32 | ~uint64](s []T, n T) {
+	for i := range s {
+		s[i] /= n
+	}
+}
+
+// Scale multiplies every element by k, in the tensor's own arithmetic
+// (integers wrap, the narrow float types compute in float32 and round
+// once): MulSum's pre-multiplication by [collective.PremulScalar].
+func Scale(t collective.Tensor, k float64) {
+	if k == 1 {
+		return
+	}
+	switch t.DType {
+	case collective.Float32:
+		scaleNative(view[float32](t.Data), float32(k))
+	case collective.Float64:
+		scaleNative(view[float64](t.Data), k)
+	case collective.Int8:
+		scaleNative(view[int8](t.Data), int8(k))
+	case collective.Uint8:
+		scaleNative(t.Data, uint8(k))
+	case collective.Int32:
+		scaleNative(view[int32](t.Data), int32(k))
+	case collective.Uint32:
+		scaleNative(view[uint32](t.Data), uint32(k))
+	case collective.Int64:
+		scaleNative(view[int64](t.Data), int64(k))
+	case collective.Uint64:
+		scaleNative(view[uint64](t.Data), uint64(k))
+	default: // float16, bfloat16, fp8: through float64, rounded once
+		for i := range t.Count() {
+			t.SetFloat64(i, t.Float64At(i)*k)
+		}
+	}
+}
+
+func scaleNative[T number](s []T, k T) {
+	for i := range s {
+		s[i] *= k
 	}
 }

@@ -184,6 +184,9 @@ func TestReduceMatchesGeneric(t *testing.T) {
 	}
 	lengths = append(lengths, 1<<16+3)
 	for _, dt := range collective.DTypes() {
+		if _, ok := specialBits[dt]; !ok {
+			continue // int8, uint32, uint64 and fp8 have no vector loops: Reduce is reduceGeneric
+		}
 		for _, op := range collective.Ops() {
 			for _, n := range lengths {
 				offsets := []int{0, 1, 2, 3, 4, 7, 8, 13, 16, 31}

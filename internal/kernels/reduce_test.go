@@ -22,6 +22,13 @@ func TestReduce(t *testing.T) {
 		{collective.Float16, collective.Sum, 1, 2, 3}, {collective.Float16, collective.Prod, 0.5, 0.5, 0.25}, {collective.Float16, collective.Max, -3, 2, 2},
 		{collective.BFloat16, collective.Sum, 128, 128, 256}, {collective.BFloat16, collective.Min, 1, -1, -1},
 		{collective.Float32, collective.Avg, 2, 4, 6}, // Avg reduces as Sum; Divide finishes it
+		{collective.Int8, collective.Sum, 120, 10, -126}, {collective.Int8, collective.Min, -3, 4, -3}, {collective.Int8, collective.Prod, -4, 8, -32},
+		{collective.Uint32, collective.Sum, math.MaxUint32, 2, 1}, {collective.Uint32, collective.Max, 7, 1 << 31, 1 << 31},
+		{collective.Uint64, collective.Prod, 1 << 40, 8, 1 << 43}, {collective.Uint64, collective.Min, 3, 9, 3},
+		{collective.Float8E4M3, collective.Sum, 16, 2, 18}, {collective.Float8E4M3, collective.Sum, 16, 1, 16}, // 17 ties to even
+		{collective.Float8E4M3, collective.Max, -2, 0.5, 0.5}, {collective.Float8E4M3, collective.Prod, 300, 2, 448}, // saturates
+		{collective.Float8E5M2, collective.Sum, 8, 2, 10}, {collective.Float8E5M2, collective.Min, -4, 3, -4}, {collective.Float8E5M2, collective.Prod, 0.25, 4, 1},
+		{collective.Int32, collective.MulSum, 3, 4, 7}, // MulSum reduces as Sum; Scale pre-multiplies
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s", tt.dt, tt.op), func(t *testing.T) {
@@ -56,12 +63,12 @@ func TestDivide(t *testing.T) {
 	for _, dt := range collective.DTypes() {
 		x := collective.NewTensor(dt, 3)
 		for i := range 3 {
-			x.SetFloat64(i, float64(6*(i+1)))
+			x.SetFloat64(i, float64(int(3)<<i)) // 3, 6, 12: exact in every type, e5m2's two mantissa bits too
 		}
 		Divide(x, 3)
 		for i := range 3 {
-			if got := x.Float64At(i); got != float64(2*(i+1)) {
-				t.Errorf("%s element %d = %v, want %v", dt, i, got, 2*(i+1))
+			if got := x.Float64At(i); got != float64(int(1)<<i) {
+				t.Errorf("%s element %d = %v, want %v", dt, i, got, 1<<i)
 			}
 		}
 	}
@@ -118,4 +125,28 @@ func BenchmarkReduce(b *testing.B) {
 			copy(x, y)
 		}
 	})
+}
+
+// TestScale: MulSum's pre-multiplication, in each type's arithmetic.
+func TestScale(t *testing.T) {
+	for _, dt := range collective.DTypes() {
+		x := collective.NewTensor(dt, 3)
+		for i := range 3 {
+			x.SetFloat64(i, float64(i+1))
+		}
+		Scale(x, 2)
+		for i := range 3 {
+			if got := x.Float64At(i); got != float64(2*(i+1)) {
+				t.Errorf("%s: element %d = %v, want %d", dt, i, got, 2*(i+1))
+			}
+		}
+		Scale(x, 1)
+		if got := x.Float64At(2); got != 6 {
+			t.Errorf("%s: ×1 changed element 2 to %v", dt, got)
+		}
+	}
+	x := collective.FromInt32([]int32{math.MaxInt32})
+	if Scale(x, 2); x.Int32s()[0] != -2 {
+		t.Errorf("int32 overflow: %d, want -2 (wraps)", x.Int32s()[0])
+	}
 }

@@ -18,12 +18,24 @@ type algorithms struct {
 
 var _ core.Algorithms = (*algorithms)(nil)
 
-// ncclType is NCCL's ncclDataType_t for dt (nccl.h: ncclUint8 1, ncclInt32
-// 2, ncclInt64 4, ncclFloat16 6, ncclFloat32 7, ncclFloat64 8, ncclBfloat16 9).
+// ncclType is NCCL's ncclDataType_t for dt (nccl.h: ncclInt8 0, ncclUint8
+// 1, ncclInt32 2, ncclUint32 3, ncclInt64 4, ncclUint64 5, ncclFloat16 6,
+// ncclFloat32 7, ncclFloat64 8, ncclBfloat16 9, and from NCCL 2.24
+// ncclFloat8e4m3 10, ncclFloat8e5m2 11).
 func ncclType(dt collective.DType) int {
 	switch dt {
+	case collective.Int8:
+		return 0
 	case collective.Uint8:
 		return 1
+	case collective.Uint32:
+		return 3
+	case collective.Uint64:
+		return 5
+	case collective.Float8E4M3:
+		return 10
+	case collective.Float8E5M2:
+		return 11
 	case collective.Int32:
 		return 2
 	case collective.Int64:
@@ -41,7 +53,8 @@ func ncclType(dt collective.DType) int {
 }
 
 // ncclOp is NCCL's ncclRedOp_t for op (ncclSum 0, ncclProd 1, ncclMax 2,
-// ncclMin 3, ncclAvg 4).
+// ncclMin 3, ncclAvg 4). MulSum has no fixed number (NCCL creates a
+// pre-multiplying op per scalar); the engine rewrites it as Sum first.
 func ncclOp(op collective.Op) int {
 	switch op {
 	case collective.Sum:

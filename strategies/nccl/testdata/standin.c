@@ -239,14 +239,49 @@ static uint16_t f2b(float f) {
 	return (uint16_t)(x >> 16);
 }
 
+// FP8 (NCCL 2.24's ncclFloat8e4m3 10, ncclFloat8e5m2 11), as distbench's
+// collective package defines them: E4M3 without infinities, both rounding
+// to nearest even and saturating at the largest finite value. Encoding
+// searches the codes: slow, and plain enough to trust in a stand-in.
+static float f8dec(uint8_t b, int e4) {
+	int mb = e4 ? 3 : 2, eb = e4 ? 4 : 5, bias = e4 ? 7 : 15;
+	int e = (b >> mb) & ((1 << eb) - 1), m = b & ((1 << mb) - 1);
+	float v;
+	if (!e4 && e == 31) v = m ? __builtin_nanf("") : __builtin_inff();
+	else if (e4 && e == 15 && m == 7) v = __builtin_nanf("");
+	else {
+		int ex = (e == 0 ? 1 : e) - bias - mb;
+		v = (float)(e == 0 ? m : m + (1 << mb));
+		for (; ex > 0; ex--) v *= 2;
+		for (; ex < 0; ex++) v /= 2;
+	}
+	return (b & 0x80) ? -v : v;
+}
+
+static uint8_t f8enc(float f, int e4) {
+	if (f != f) return 0x7f;
+	uint8_t s = (f < 0 || (f == 0 && 1 / f < 0)) ? 0x80 : 0, maxc = e4 ? 0x7e : 0x7b, best = 0;
+	float a = s ? -f : f, bd = a;
+	if (a >= f8dec(maxc, e4)) return s | maxc;
+	for (int c = 1; c <= maxc; c++) {
+		float d = f8dec((uint8_t)c, e4) - a;
+		if (d < 0) d = -d;
+		if (d < bd || (d == bd && !(c & 1))) { bd = d; best = (uint8_t)c; }
+	}
+	return s | best;
+}
+
+#define REDF8(E4) do { uint8_t *d = dst; const uint8_t *s = src; for (size_t i = 0; i < n; i++) { float a = f8dec(d[i], E4), b = f8dec(s[i], E4); \
+	d[i] = f8enc(op == 1 ? a * b : op == 2 ? (a > b ? a : b) : op == 3 ? (a < b ? a : b) : a + b, E4); } } while (0)
+
 #define RED(T) do { T *d = dst; const T *s = src; for (size_t i = 0; i < n; i++) { T a = d[i], b = s[i]; \
 	d[i] = op == 1 ? (T)(a * b) : op == 2 ? (a > b ? a : b) : op == 3 ? (a < b ? a : b) : (T)(a + b); } } while (0)
 #define REDH(CV, BK) do { uint16_t *d = dst; const uint16_t *s = src; for (size_t i = 0; i < n; i++) { float a = CV(d[i]), b = CV(s[i]); \
 	d[i] = BK(op == 1 ? a * b : op == 2 ? (a > b ? a : b) : op == 3 ? (a < b ? a : b) : a + b); } } while (0)
 
 static size_t dsize(int dt) {
-	static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
-	return dt >= 0 && dt < 10 ? s[dt] : 0;
+	static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+	return dt >= 0 && dt < 12 ? s[dt] : 0;
 }
 
 // reduce computes dst = dst op src over n elements; avg sums.
@@ -262,6 +297,8 @@ static void reduce(int dt, int op, void *dst, const void *src, size_t n) {
 	case 7: RED(float); break;
 	case 8: RED(double); break;
 	case 9: REDH(b2f, f2b); break;
+	case 10: REDF8(1); break;
+	case 11: REDF8(0); break;
 	}
 }
 
@@ -277,6 +314,8 @@ static void divide(int dt, void *buf, size_t n, int by) {
 	case 7: ((float *)buf)[i] /= by; break;
 	case 8: ((double *)buf)[i] /= by; break;
 	case 9: ((uint16_t *)buf)[i] = f2b(b2f(((uint16_t *)buf)[i]) / by); break;
+	case 10: ((uint8_t *)buf)[i] = f8enc(f8dec(((uint8_t *)buf)[i], 1) / by, 1); break;
+	case 11: ((uint8_t *)buf)[i] = f8enc(f8dec(((uint8_t *)buf)[i], 0) / by, 0); break;
 	}
 }
 
