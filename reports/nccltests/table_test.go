@@ -282,3 +282,30 @@ func TestTableSlowestRank(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRowUnchecked: an unchecked row, as nccl-tests prints it with
+// "    N/A", reads back.
+func TestParseRowUnchecked(t *testing.T) {
+	cfg := testConfig(Config{Average: -1})
+	cfg.CheckRuns = 0
+	var buf bytes.Buffer
+	tw := NewTable(&buf, cfg)
+	for _, r := range tableRecords() {
+		tw.Add(r)
+	}
+	tw.Footer(nil)
+	rows := 0
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		r, err := ParseRow(line)
+		if err != nil || r.Wrong != [2]string{"N/A", "N/A"} || r.Size == 0 || r.BusBW[1] <= 0 {
+			t.Errorf("%q: %+v, %v", line, r, err)
+		}
+		rows++
+	}
+	if rows != 2 {
+		t.Errorf("%d rows, want 2", rows)
+	}
+}
