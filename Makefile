@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/distbench
 PKGS    := ./...
 
-.PHONY: all build test test-short lint sweep bench data peers soak tune clean
+.PHONY: all build test test-short lint sweep bench data peers soak tune clean perf-links
 
 all: build capi
 
@@ -104,6 +104,17 @@ peers:
 
 clean:
 	rm -rf bin
+
+# nccl-tests' program names as links to distbench, which then runs as
+# `distbench run --collective ...` with nccl-tests' defaults, so that
+# runbooks' command lines paste in: bin/all_reduce_perf -b 8 -e 128M -f 2 -g 8.
+# PREFIX=/usr/local/bin puts them beside an installed distbench instead.
+PERF_PROGRAMS := all_reduce_perf all_gather_perf broadcast_perf reduce_perf reduce_scatter_perf alltoall_perf sendrecv_perf gather_perf scatter_perf
+PREFIX ?= bin
+perf-links: build
+	@mkdir -p $(PREFIX)
+	@for p in $(PERF_PROGRAMS); do ln -sf $(abspath $(BIN)) $(PREFIX)/$$p; done
+	@echo "linked $(PERF_PROGRAMS) in $(PREFIX) to $(BIN)"
 
 # For machines with NVIDIA GPUs, NCCL (libnccl.so.2) and the CUDA runtime:
 # the conformance suite through the real libraries (at the world sizes

@@ -21,7 +21,19 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
+	os.Exit(runAs(ctx, os.Stdout, os.Stderr, os.Args[0], os.Args[1:]))
+}
+
+// runAs is run under the name the binary was started as: under one of
+// nccl-tests' program names (all_reduce_perf, ...) it is `distbench run
+// --collective ...` with the same arguments.
+func runAs(ctx context.Context, stdout, stderr io.Writer, argv0 string, args []string) int {
+	args, _, err := asNCCLProgram(argv0, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "distbench: %v\n", err)
+		return 2
+	}
+	return run(ctx, stdout, stderr, args)
 }
 
 // usageError is bad input: reported in one line, exit status 2.
@@ -43,6 +55,9 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 // run is the whole CLI, so tests drive it in-process.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	root := newRootCmd(ctx, stdout, stderr)
+	if len(args) > 0 && args[0] == "run" {
+		args = joinSeparatedValues(args) // nccl-tests' "--check 0"
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {

@@ -43,6 +43,10 @@ type runFlags struct {
 	// nccl-tests' options (see ncclOutput).
 	average, perIter, perIterSkip, cycles, timestamps int
 	ncclJSON                                          string
+	// nccl-tests' flags distbench has no concept of, and -t, -g.
+	ncclOnly   map[string]*string
+	ncclRanks  ncclRanksFlags
+	timeoutArg *secondsValue
 }
 
 // checkCount is -c/--check: how many checked runs each point gets, as
@@ -70,20 +74,39 @@ func (c *checkCount) Set(s string) error {
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &runFlags{check: checkCount{1}}
+	cmd, _ := newRunCmdFlags(stdout, stderr)
+	return cmd
+}
+
+// newRunCmdFlags is newRunCmd and the flags it binds.
+func newRunCmdFlags(stdout, stderr io.Writer) (*cobra.Command, *runFlags) {
+	f := &runFlags{check: checkCount{1}, average: 1, timeout: collective.DefaultTimeout}
+	f.timeoutArg = &secondsValue{d: &f.timeout, def: collective.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Measure one collective over a range of sizes and print the nccl-tests table",
 		Long: `Measure one collective over a range of sizes and print nccl-tests' table, column for column.
 
-Flags take nccl-tests' short forms and meanings where distbench has the concept
-(-b -e -i -f -n -w -c -o -d -r -a -I -K -N -S -J). Where a definition differs:
-  time   by default the median over iterations of the slowest rank's time
-         (robust to a burst of load from other work); -a 0|1|2|3 gives
-         nccl-tests' (each rank's mean iteration time: rank 0's, the mean,
-         the least or the most over ranks).
+Every flag of nccl-tests 2.19.6 is accepted, with its meaning where distbench
+has the concept (-b -e -i -f -n -w -c -o -d -r -a -I -K -N -S -J -T -t -g);
+the others (-m -p -z -y -G -C -R -x -D -V -M -u), which shape how NCCL and
+CUDA run, print one line saying why they do not apply when given a value that
+would change anything. Installed under nccl-tests' program names
+(make perf-links: all_reduce_perf, all_gather_perf, ...), distbench runs as
+'distbench run --collective ...', so command lines paste in. Where a
+definition differs:
+  time   as nccl-tests (-a 1): each rank's mean iteration time, averaged over
+         ranks; -a 0|2|3 take rank 0's, the least or the most. -a median
+         gives distbench's robust statistic instead, the median over
+         iterations of the slowest rank's time, which --json records always
+         carry beside the mean.
   -c N   runs N checked operations on fresh, exactly reducible inputs before
          timing (nccl-tests checks after timing); on by default, as there.
+  -t -g  ranks per process are -t × -g; with the local launcher --np
+         defaults to that, under mpirun each process is one rank.
+  -T     seconds (or a duration such as 90s): the deadline of every operation;
+         0 (nccl-tests' "none") keeps the default, since a stalled peer must
+         become an error.
   -J     writes nccl-tests' JSON document (version 3), with a "distbench"
          object added and only the environment variables that shape a run.
 distbench adds the bytes on the wire per size and, in --json records, every
@@ -101,6 +124,9 @@ rank's figures.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.ncclCompat(cmd.Flags(), stderr); err != nil {
+				return usageError{err}
+			}
 			if f.launcher == "env" {
 				// The engine's world size, less the strategy's server
 				// processes (its last ranks); --np, if given, must agree.
@@ -145,8 +171,8 @@ rank's figures.`,
 	fl.StringVar(&f.coll, "collective", "allreduce", "collective: "+strings.Join(job.Collectives(), ", "))
 	fl.StringVarP(&f.minBytes, "minbytes", "b", "4KiB", "smallest size (bytes, or with a unit: 4K, 4KiB, 1M)")
 	fl.StringVarP(&f.maxBytes, "maxbytes", "e", "64MiB", "largest size")
-	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 2, "multiply the size by this between points")
-	fl.StringVarP(&f.stepB, "stepbytes", "i", "", "add this to the size between points (instead of --stepfactor)")
+	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 2, "multiply the size by this between points; 1 steps by --stepbytes instead, as nccl-tests")
+	fl.StringVarP(&f.stepB, "stepbytes", "i", "", "add this to the size between points (default 1M once -f is 1; -i alone steps by bytes too)")
 	fl.StringVarP(&f.dtype, "dtype", "d", "float32", "element type: "+strings.Join(dtypeNames(), ", ")+", or all (nccl-tests' names float, half, double work too)")
 	fl.StringVarP(&f.op, "op", "o", "sum", "reduction op: sum, prod, max, min, avg, or all")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for broadcast, reduce, gather, scatter")
@@ -158,14 +184,14 @@ rank's figures.`,
 	// only when its flag has no value of its own, which --check alone needs.
 	fl.VarP(&f.check, "check-count", "c", "checked runs per size (nccl-tests' -c N)")
 	fl.MarkHidden("check-count")
-	fl.IntVarP(&f.average, "average", "a", -1, "time as nccl-tests reports it: each rank's mean iteration time, then 0 rank 0's, 1 the mean, 2 the least, 3 the most (default: the median of the slowest rank's)")
+	fl.VarP(averageValue{&f.average}, "average", "a", "time: each rank's mean iteration time, then 0 rank 0's, 1 the mean over ranks (nccl-tests' default), 2 the least, 3 the most; median: the median over iterations of the slowest rank's time (distbench's)")
 	fl.IntVarP(&f.perIter, "per_iter_timing", "I", 0, "1: add the per-iteration columns i_min, i_max, i_p99, i_cv% (and per-rank times to -J)")
 	fl.IntVarP(&f.perIterSkip, "per_iter_skip", "K", 0, "leave this many leading iterations out of -I's summaries")
 	fl.IntVarP(&f.cycles, "run_cycles", "N", 1, "run every size this many times, printing each cycle; 0 repeats until interrupted (health loops, with -S 1)")
 	fl.IntVarP(&f.timestamps, "report_timestamps", "S", 0, "1: end every row with a timestamp")
 	fl.StringVarP(&f.ncclJSON, "output_file", "J", "", "write nccl-tests' JSON document here (never over an existing file: then FILE.0, FILE.1, ...)")
 	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row), as sweep's results")
-	fl.DurationVar(&f.timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
+	fl.VarP(f.timeoutArg, "timeout", "T", "deadline of every operation: whole seconds (nccl-tests' -T 60) or a duration (90s)")
 	fl.Var(newLinkValue(&f.link), "link", linkUsage)
 	fl.StringVar(&f.transport, "transport", transport.TransportTCP, transportUsage)
 	fl.StringVar(&f.hosts, "hosts", "", "lay the local ranks out on simulated hosts, each its own host identity: 2x2 (2 hosts of 2 ranks), 3,1 (ranks 0-2, then 3); for --opt algo=hier over loopback")
@@ -174,6 +200,7 @@ rank's figures.`,
 	fl.StringVar(&f.device, "device", "cpu", "where the buffers live: cpu, or cuda (GPU memory; nccl uses it directly, the others stage it through pinned host memory)")
 	fl.StringVar(&f.launcher, "launcher", "local", launcherUsage)
 	fl.StringArrayVar(&f.launcherArgs, "launcher-arg", nil, "an argument for --launcher mpirun or srun, before the program (repeatable), e.g. --launcher-arg=--hostfile=hosts")
+	f.ncclOnly = addNCCLFlags(fl, &f.ncclRanks)
 	// nccl-tests' long names of flags distbench names otherwise.
 	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		switch name {
@@ -184,7 +211,7 @@ rank's figures.`,
 		}
 		return pflag.NormalizedName(name)
 	})
-	return cmd
+	return cmd, f
 }
 
 func dtypeNames() []string {
@@ -234,8 +261,10 @@ func (f *runFlags) sizes(dt collective.DType) ([]int64, error) {
 	return out, nil
 }
 
-// ncclAllDTypes is -d all: nccl-tests' order of types, those distbench has.
-var ncclAllDTypes = []collective.DType{collective.Uint8, collective.Int32, collective.Int64, collective.Float16, collective.Float32, collective.Float64, collective.BFloat16}
+// ncclAllDTypes is -d all: nccl-tests' types in its order (test_types in
+// src/common.cu).
+var ncclAllDTypes = []collective.DType{collective.Int8, collective.Uint8, collective.Int32, collective.Uint32, collective.Int64, collective.Uint64,
+	collective.Float16, collective.Float32, collective.Float64, collective.BFloat16, collective.Float8E4M3, collective.Float8E5M2}
 
 func (f *runFlags) dtypes() ([]collective.DType, error) {
 	if strings.EqualFold(f.dtype, "all") {

@@ -36,7 +36,7 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"unknown strategy", []string{"run", "--strategy", "carrier-pigeon"}, `unknown strategy "carrier-pigeon" (registered: `},
 		{"unknown dtype", []string{"run", "--dtype", "float8"}, `unknown dtype "float8" (accepted: float32`},
-		{"unknown op", []string{"run", "--op", "xor"}, `unknown op "xor" (accepted: sum, prod, max, min, avg)`},
+		{"unknown op", []string{"run", "--op", "xor"}, `unknown op "xor" (accepted: sum, prod, max, min, avg, mulsum)`},
 		{"np zero", []string{"run", "--np", "0"}, "--np 0: must be at least 1"},
 		{"shm across simulated hosts", []string{"run", "--np", "2", "--transport", "shm", "--hosts", "1,1"},
 			`transport shm with hosts "1,1": shared memory joins ranks of one host`},
