@@ -63,3 +63,37 @@ func TestP2PGolden(t *testing.T) {
 	WriteP2PRow(&buf, &results.Record{Collective: "p2p-bw", Bytes: 1 << 20, AlgBWGBs: 1.23456})
 	golden(t, "p2p.golden", buf.Bytes())
 }
+
+// TestCollGolden prints osu_allreduce's table, plain and with -f, for
+// fixed records whose ranks' means differ, and checks OSU's definitions:
+// avg the mean over ranks of each rank's mean, min and max over ranks.
+func TestCollGolden(t *testing.T) {
+	allreduce, _ := LookupColl("osu_allreduce")
+	recs := []*results.Record{
+		{Collective: "allreduce", Bytes: 4, Iters: 1000, RankMeanUs: []float64{10, 12, 14, 20}},
+		{Collective: "allreduce", Bytes: 8, Iters: 1000, RankMeanUs: []float64{11.111, 11.115, 11.2, 11.3}},
+		{Collective: "allreduce", Bytes: 1 << 20, Iters: 100, RankMeanUs: []float64{1234.5, 1300, 1299.99, 1400.004}},
+	}
+	var buf bytes.Buffer
+	for _, full := range []bool{false, true} {
+		WriteCollHeader(&buf, CollHeader{Test: allreduce, Strategy: "ring", NP: 4, Link: "10Gbit,25us", Full: full})
+		for _, r := range recs {
+			WriteCollRow(&buf, r.Bytes, r, full)
+		}
+	}
+	gather, _ := LookupColl("gather")
+	WriteCollHeader(&buf, CollHeader{Test: gather, Strategy: "tree", NP: 2, Full: true})
+	WriteCollRow(&buf, 1, &results.Record{Collective: "gather", Bytes: 2, Iters: 1000, TimeUsMean: 7.5}, true)
+	golden(t, "coll.golden", buf.Bytes())
+
+	if avg, lo, hi := CollLatency(recs[0]); avg != 14 || lo != 10 || hi != 20 {
+		t.Errorf("CollLatency = %v %v %v, want 14 10 20 (OSU: the mean of rank means, their min and max)", avg, lo, hi)
+	}
+	for _, tt := range CollTests {
+		for _, name := range []string{tt.Name, tt.Program, tt.Collective} {
+			if got, ok := LookupColl(name); !ok || got != tt {
+				t.Errorf("LookupColl(%q) = %v, %v", name, got, ok)
+			}
+		}
+	}
+}
