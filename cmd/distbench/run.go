@@ -174,7 +174,7 @@ rank's figures.`,
 	fl.Float64VarP(&f.stepFactor, "stepfactor", "f", 2, "multiply the size by this between points; 1 steps by --stepbytes instead, as nccl-tests")
 	fl.StringVarP(&f.stepB, "stepbytes", "i", "", "add this to the size between points (default 1M once -f is 1; -i alone steps by bytes too)")
 	fl.StringVarP(&f.dtype, "dtype", "d", "float32", "element type: "+strings.Join(dtypeNames(), ", ")+", or all (nccl-tests' names float, half, double work too)")
-	fl.StringVarP(&f.op, "op", "o", "sum", "reduction op: sum, prod, max, min, avg, or all")
+	fl.StringVarP(&f.op, "op", "o", "sum", "reduction op: sum, prod, max, min, avg, mulsum (nccl-tests' premultiplied sum), or all")
 	fl.IntVarP(&f.root, "root", "r", 0, "root rank for broadcast, reduce, gather, scatter")
 	fl.IntVarP(&f.iters, "iters", "n", 20, "timed iterations per size")
 	fl.IntVarP(&f.warmup, "warmup", "w", 5, "untimed warm-up iterations per size")
