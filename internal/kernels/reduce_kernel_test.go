@@ -132,7 +132,7 @@ func checkReduce(t testing.TB, dt collective.DType, op collective.Op, dst, src [
 // compiler may choose the other way. Then the kernel must still give the
 // normal build's NaN and the Go loop the other operand's.
 func nanOrderOnly(dt collective.DType, op collective.Op, d, s, got, want uint64) bool {
-	if !instrumented() || (op != collective.Sum && op != collective.Prod && op != collective.Avg) {
+	if !instrumented() || (op != collective.Sum && op != collective.Prod && op != collective.Avg && op != collective.MulSum) {
 		return false
 	}
 	switch dt {
@@ -158,9 +158,9 @@ func instrumented() bool {
 	return f != nil && f.Value.String() != "" || w != nil && w.Value.String() == "true"
 }
 
-// genericOp is what Reduce hands reduceGeneric: Avg reduces as Sum.
+// genericOp is what Reduce hands reduceGeneric: Avg and MulSum reduce as Sum.
 func genericOp(op collective.Op) collective.Op {
-	if op == collective.Avg {
+	if op == collective.Avg || op == collective.MulSum {
 		return collective.Sum
 	}
 	return op
