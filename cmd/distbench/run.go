@@ -119,7 +119,7 @@ rank's figures.`,
   torchrun --nproc_per_node 4 --no_python distbench run --launcher env -c 1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unexpected argument %q (write a flag's value as --flag=value or -f value; --check alone means --check=1)", args[0])
+				return usagef("unexpected argument %q (write a flag's value as --flag=value or -f value; --check alone means --check=1, --check N takes a count)", args[0])
 			}
 			return nil
 		},

@@ -23,6 +23,8 @@ func TestCheckFlag(t *testing.T) {
 		{[]string{"-c", "0"}, 0},
 		{[]string{"-c", "3"}, 3},
 		{[]string{"--check"}, 1},
+		{[]string{"--check", "0"}, 0}, // nccl-tests' form
+		{[]string{"--check", "3", "-d", "int8"}, 3},
 		{[]string{"--check=false"}, 0},
 		{[]string{"--check=true"}, 1},
 		{[]string{"--check=2"}, 2},
@@ -30,7 +32,7 @@ func TestCheckFlag(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cmd := newRunCmd(&bytes.Buffer{}, &bytes.Buffer{})
-		if err := cmd.ParseFlags(tt.args); err != nil {
+		if err := cmd.ParseFlags(joinSeparatedValues(tt.args)); err != nil {
 			t.Errorf("%q: %v", tt.args, err)
 			continue
 		}
@@ -46,9 +48,10 @@ func TestCheckFlag(t *testing.T) {
 			t.Errorf("%q: spec check %v, runs %d, err %v", tt.args, spec.Check, spec.CheckRuns, err)
 		}
 	}
-	code, _, stderr := runCLI(t, "run", "--check", "1")
-	if code != 2 || !strings.Contains(stderr, `unexpected argument "1"`) || !strings.Contains(stderr, "--check alone means --check=1") {
-		t.Errorf("--check 1: exit %d, %q", code, stderr)
+	// An argument after --check that is no count stays an argument.
+	code, _, stderr := runCLI(t, "run", "--check", "yes")
+	if code != 2 || !strings.Contains(stderr, `unexpected argument "yes"`) || !strings.Contains(stderr, "--check alone means --check=1") {
+		t.Errorf("--check yes: exit %d, %q", code, stderr)
 	}
 }
 
