@@ -67,8 +67,9 @@ func asNCCLProgram(argv0 string, args []string) (out []string, ok bool, err erro
 	}
 	// nccl-tests' defaults where distbench's differ, before the line's own
 	// flags (the last of a flag wins): 32M only, steps of -i (1M) unless
-	// -f says otherwise, one warm-up iteration, one rank a process.
-	out = []string{"run", "--collective=" + coll, "-b", "32M", "-e", "32M", "-f", "1", "-w", "1", "-t", "1", "-g", "1"}
+	// -f says otherwise, one warm-up iteration, and (--nccl-tests) one
+	// rank a process unless -t and -g say more.
+	out = []string{"run", "--collective=" + coll, "--nccl-tests", "-b", "32M", "-e", "32M", "-f", "1", "-w", "1"}
 	if !explicitLauncher(args) && engineEnv(os.Getenv) {
 		// Started by mpirun (or torchrun) as nccl-tests' programs are:
 		// this process is one rank.
@@ -212,7 +213,12 @@ var ncclOnlyFlags = []struct {
 
 // ncclRanksFlags holds nccl-tests' -t (threads per process) and -g (GPUs
 // per thread), whose product is the ranks one process drives.
-type ncclRanksFlags struct{ threads, gpus int }
+type ncclRanksFlags struct {
+	threads, gpus int
+	// programDefaults is set under nccl-tests' program names: --np then
+	// defaults to -t × -g (1), as nccl-tests runs one rank a GPU.
+	programDefaults bool
+}
 
 // addNCCLFlags registers nccl-tests' flags that distbench has no concept
 // of (hidden: --help lists distbench's own) and -t, -g.
@@ -227,6 +233,8 @@ func addNCCLFlags(fl *pflag.FlagSet, r *ncclRanksFlags) map[string]*string {
 	}
 	fl.IntVarP(&r.threads, "nthreads", "t", 1, "nccl-tests' threads per process: ranks per process are -t × -g (local launcher: --np defaults to it)")
 	fl.IntVarP(&r.gpus, "ngpus", "g", 1, "nccl-tests' GPUs per thread: ranks per process are -t × -g")
+	fl.BoolVar(&r.programDefaults, "nccl-tests", false, "run as nccl-tests' programs do: --np defaults to -t × -g")
+	fl.MarkHidden("nccl-tests")
 	return vals
 }
 
@@ -257,14 +265,14 @@ func (f *runFlags) ncclCompat(fl *pflag.FlagSet, stderr io.Writer) error {
 	if f.timeoutArg != nil && f.timeoutArg.zero {
 		fmt.Fprintf(notes, "distbench: -T 0 (no timeout) does not apply here: every operation keeps a deadline, %v, so that a stalled peer becomes an error\n", f.timeout)
 	}
-	if perProcess := t * g; fl.Changed("nthreads") || fl.Changed("ngpus") {
+	if perProcess := t * g; fl.Changed("nthreads") || fl.Changed("ngpus") || f.ncclRanks.programDefaults {
 		switch {
 		case f.launcher == "local" && !fl.Changed("np"):
 			f.np = perProcess // nccl-tests' one process driving -t × -g ranks
 		case f.launcher != "local" && perProcess != 1:
 			fmt.Fprintf(notes, "distbench: -t %d -g %d (%d ranks a process) does not apply under --launcher %s: each process is one rank; start %d times as many\n",
 				t, g, perProcess, f.launcher, perProcess)
-		case f.launcher == "local" && f.np != perProcess:
+		case f.launcher == "local" && f.np != perProcess && (fl.Changed("nthreads") || fl.Changed("ngpus")):
 			fmt.Fprintf(notes, "distbench: -t %d -g %d (%d ranks) gives way to --np %d\n", t, g, perProcess, f.np)
 		}
 	}
