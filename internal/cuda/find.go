@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -317,6 +318,11 @@ func (f Finder) sysPath() []site {
 	return out
 }
 
+// askedPython memoises askPython per python3 found: its sys.path does not
+// change while distbench runs, and a search that fails (no NCCL on this
+// machine) is made again by every strategies listing and plan check.
+var askedPython sync.Map // path of python3 -> []string
+
 // askPython runs python3 for its sys.path, within a deadline (a cold
 // interpreter on a busy machine can take seconds; one that hangs must not
 // hang the search). None, where there is no python3.
@@ -325,6 +331,15 @@ func askPython() []string {
 	if err != nil {
 		return nil
 	}
+	if dirs, ok := askedPython.Load(exe); ok {
+		return dirs.([]string)
+	}
+	dirs := runPython(exe)
+	askedPython.Store(exe, dirs)
+	return dirs
+}
+
+func runPython(exe string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-c", "import sys\nfor p in sys.path:\n    print(p)")
