@@ -5,6 +5,7 @@ import (
 	"debug/buildinfo"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -89,8 +90,6 @@ func parseMemInfo(r io.Reader) int64 {
 	return 0
 }
 
-// commit is the VCS revision the binary was built from, with "-dirty" when
-// the tree had local changes, or "unknown" (go run, go test, -buildvcs=false).
 // CommitOf is the VCS revision the Go binary at path was built from, as
 // Env.Commit gives it for the running one ("unknown" when the binary does
 // not say).
@@ -103,6 +102,10 @@ func CommitOf(path string) string {
 // ("unknown" for a nil bi or one that does not say).
 func BuildCommit(bi *debug.BuildInfo) string { return commit(bi, bi != nil) }
 
+// commit is the VCS revision the binary was built from, with "-dirty" when
+// the tree had local changes; for a binary built by go install from the
+// module proxy, what its module version says of the commit; otherwise
+// "unknown" (go run, go test, -buildvcs=false).
 func commit(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "unknown"
@@ -117,10 +120,34 @@ func commit(bi *debug.BuildInfo, ok bool) string {
 		}
 	}
 	if rev == "" {
-		return "unknown"
+		// go install MODULE/cmd/distbench@VERSION builds from the module
+		// proxy's zip, without VCS settings: a pseudo-version ends in the
+		// commit's 12-digit prefix, and a release tag names one commit.
+		return moduleCommit(bi.Main.Version)
 	}
 	if modified == "true" {
 		rev += "-dirty"
 	}
 	return rev
+}
+
+// pseudoVersion matches a Go pseudo-version's tail (go.dev/ref/mod#pseudo-versions):
+// a 14-digit UTC time, then the commit's 12-hex-digit prefix.
+var pseudoVersion = regexp.MustCompile(`[-.]\d{14}-([0-9a-f]{12})(\+incompatible)?$`)
+
+// releaseTag matches a semantic version tag, v1.2.3 with an optional
+// pre-release part.
+var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+incompatible)?$`)
+
+// moduleCommit is the commit a module version names: a pseudo-version's
+// commit prefix, "tag v1.2.3" for a release tag, or "unknown" ("(devel)",
+// "").
+func moduleCommit(v string) string {
+	if m := pseudoVersion.FindStringSubmatch(v); m != nil {
+		return m[1]
+	}
+	if releaseTag.MatchString(v) {
+		return "tag " + v
+	}
+	return "unknown"
 }

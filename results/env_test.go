@@ -61,12 +61,24 @@ func TestCommit(t *testing.T) {
 		{"no vcs", bi("GOOS", "linux"), true, "unknown"},
 		{"clean", bi("vcs.revision", "abc123", "vcs.modified", "false"), true, "abc123"},
 		{"dirty", bi("vcs.revision", "abc123", "vcs.modified", "true"), true, "abc123-dirty"},
+		{"go install of a commit", withVersion(bi(), "v0.0.0-20261126002610-4ae8784abcde"), true, "4ae8784abcde"},
+		{"go install after a tag", withVersion(bi(), "v0.1.1-0.20261126002610-4ae8784abcde"), true, "4ae8784abcde"},
+		{"go install after a pre-release", withVersion(bi(), "v0.2.0-rc.1.0.20261126002610-4ae8784abcde"), true, "4ae8784abcde"},
+		{"go install of a tag", withVersion(bi(), "v0.1.0"), true, "tag v0.1.0"},
+		{"go install of a pre-release tag", withVersion(bi(), "v0.2.0-rc.1"), true, "tag v0.2.0-rc.1"},
+		{"devel without vcs", withVersion(bi(), "(devel)"), true, "unknown"},
+		{"vcs wins over the version", withVersion(bi("vcs.revision", "abc123"), "v0.1.0"), true, "abc123"},
 	}
 	for _, tt := range tests {
 		if got := commit(tt.bi, tt.ok); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 	}
+}
+
+func withVersion(b *debug.BuildInfo, v string) *debug.BuildInfo {
+	b.Main.Version = v
+	return b
 }
 
 func TestCaptureEnv(t *testing.T) {

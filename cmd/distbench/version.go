@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,9 +13,9 @@ import (
 )
 
 // version says which build this is, for --version and the version command:
-// the module version (a tag or pseudo-version when installed with go
-// install, (devel) when built in a checkout), the commit, as results
-// record it, and the Go release.
+// the module version (a tag or pseudo-version: go install's, or the one Go
+// derives from a checkout's tags; (devel) without VCS), the commit, as
+// results record it, and the Go release.
 func version(bi *debug.BuildInfo, ok bool) string {
 	if !ok {
 		bi = nil
@@ -23,7 +24,11 @@ func version(bi *debug.BuildInfo, ok bool) string {
 	if bi != nil && bi.Main.Version != "" {
 		mod = bi.Main.Version
 	}
-	return fmt.Sprintf("%s, commit %s, %s", mod, results.BuildCommit(bi), runtime.Version())
+	commit := "commit " + results.BuildCommit(bi)
+	if tag, ok := strings.CutPrefix(commit, "commit tag "); ok {
+		commit = "the commit of tag " + tag // go install of a release: the proxy's zip has no VCS stamp
+	}
+	return fmt.Sprintf("%s, %s, %s", mod, commit, runtime.Version())
 }
 
 // versionTemplate is cobra's --version output, the version command's too.

@@ -23,7 +23,9 @@ func TestVersion(t *testing.T) {
 		want string
 	}{
 		{"no build info", nil, false, "unknown, commit unknown" + gov},
-		{"go install of a tag", bi("v1.2.3"), true, "v1.2.3, commit unknown" + gov},
+		{"go install of a tag", bi("v1.2.3"), true, "v1.2.3, the commit of tag v1.2.3" + gov},
+		{"go install of a commit", bi("v0.1.1-0.20261126002610-4ae8784abcde"), true, "v0.1.1-0.20261126002610-4ae8784abcde, commit 4ae8784abcde" + gov},
+		{"no VCS", bi("(devel)"), true, "(devel), commit unknown" + gov},
 		{"checkout", bi("(devel)", "vcs.revision", "4ae8784", "vcs.modified", "false"), true, "(devel), commit 4ae8784" + gov},
 		{"dirty checkout", bi("v0.0.0-20261126002610-4ae8784abcde+dirty", "vcs.revision", "4ae8784", "vcs.modified", "true"), true,
 			"v0.0.0-20261126002610-4ae8784abcde+dirty, commit 4ae8784-dirty" + gov},
