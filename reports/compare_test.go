@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -205,6 +206,49 @@ func TestCompareGolden(t *testing.T) {
 	}
 	golden.Check(t, goldenPath, got, *update)
 	checkImages(t, "new", got)
+
+	// verdict.json, the same comparison for machines.
+	if err := c.WriteVerdict("new", false); err != nil {
+		t.Fatal(err)
+	}
+	got, err = os.ReadFile(filepath.Join("new", VerdictFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join(filepath.Dir(goldenPath), "verdict.json.golden"), got, *update)
+	var doc VerdictDoc
+	if err := json.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != VerdictSchema || doc.Outcome != OutcomeRegression || doc.ExitCode != 1 || doc.Counts.Regressions != 1 ||
+		len(doc.Regressions) != 1 || doc.Regressions[0].Verdict != "worse" || len(doc.Points) != len(c.Points) {
+		t.Errorf("verdict.json: schema %q outcome %q exit %d, %d regressions listed of %d counted, %d points; want %s, regression, 1, 1 of 1, %d",
+			doc.Schema, doc.Outcome, doc.ExitCode, len(doc.Regressions), doc.Counts.Regressions, len(doc.Points), VerdictSchema, len(c.Points))
+	}
+}
+
+// TestVerdictOutcome: the outcome and exit status of each kind of
+// comparison, and an interrupted A/B run's.
+func TestVerdictOutcome(t *testing.T) {
+	tests := []struct {
+		name        string
+		points      []PointComparison
+		interrupted bool
+		outcome     string
+		code        int
+	}{
+		{"pass", []PointComparison{{Verdict: Same}, {Verdict: Better}}, false, OutcomePass, 0},
+		{"too noisy", []PointComparison{{Verdict: Same}, {Verdict: TooNoisy}}, false, OutcomeTooNoisy, 3},
+		{"regression beats too noisy", []PointComparison{{Verdict: Worse, Regressed: true}, {Verdict: TooNoisy}}, false, OutcomeRegression, 1},
+		{"interrupted", []PointComparison{{Verdict: Same}}, true, OutcomeInterrupted, 130},
+	}
+	for _, tt := range tests {
+		c := &Comparison{Points: tt.points, Options: DefaultCompareOptions()}
+		d := c.Verdict(tt.interrupted)
+		if d.Outcome != tt.outcome || d.ExitCode != tt.code {
+			t.Errorf("%s: outcome %q exit %d, want %q %d", tt.name, d.Outcome, d.ExitCode, tt.outcome, tt.code)
+		}
+	}
 }
 
 func TestCompareErrors(t *testing.T) {

@@ -55,7 +55,8 @@ runs of the same build; paired rounds cancel what the two builds share.
 
 Each build's records go to OUT/base and OUT/new, ordinary run directories
 (distbench report works on each); OUT/compare.md and OUT/plots/compare.png
-hold the comparison, and a markdown summary is printed. Training runs and
+hold the comparison, OUT/verdict.json its verdict for machines
+(docs/guide/ci.md), and a markdown summary is printed. Training runs and
 peers are left out: they have no rounds to pair. The plan runs in
 --rounds rounds (default 16; at least 6) of 10 timed iterations each
 (--iters gives the total, split across the rounds), without the plan's
@@ -198,15 +199,16 @@ func runAB(cmd *cobra.Command, baseBin, newBin string, f *abFlags, stdout, stder
 	if err := c.WriteReport(dir); err != nil {
 		return err
 	}
+	if err := c.WriteVerdict(dir, res.Interrupted); err != nil {
+		return err
+	}
 	writeCompareSummary(stdout, c, filepath.Join(dir, reports.CompareFile))
-	switch {
-	case res.Interrupted:
+	if res.Interrupted {
 		fmt.Fprintf(stderr, "distbench: ab interrupted; the comparison covers the rounds both builds finished\n")
 		return exitError{exitInterrupted}
-	case len(c.Regressions()) > 0:
-		return exitError{1}
-	case c.Count(reports.TooNoisy) > 0:
-		return exitError{3}
+	}
+	if _, code := c.Outcome(); code != 0 {
+		return exitError{code}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,7 +42,9 @@ both runs measured a point in at least 3 rounds (sweep --rounds; the
 default plan does), the change must also hold across rounds: the median of
 the round medians must change by more than the threshold too, and the
 threshold covers the spread between round medians as well. compare writes
-compare.md and plots/compare.png into NEW (or --out), prints a short
+compare.md, plots/compare.png and verdict.json (the verdict for machines,
+docs/guide/ci.md) into its own directory (--out, default
+runs/compare-<timestamp>; never into the runs it reads), prints a short
 markdown summary, and exits 1 when any point regressed, 3 when none did but
 some were too noisy to judge (their gate, the threshold raised by their
 noise, is above --max-gate: a change that size would have gone unseen), 0
@@ -57,7 +60,7 @@ when every point was judged and none regressed, and 2 on bad input.`,
 	def := reports.DefaultCompareOptions()
 	fl.StringVar(&f.threshold, "threshold", fmt.Sprintf("%g%%", 100*def.Threshold), "smallest change of the median time that counts: 5% or 0.05")
 	fl.Float64Var(&f.alpha, "alpha", def.Alpha, "significance level of the test, in (0, 1)")
-	fl.StringVar(&f.out, "out", "", "directory for compare.md and its plot (default: NEW)")
+	fl.StringVar(&f.out, "out", "", "directory for compare.md, its plot and verdict.json (default runs/compare-<timestamp>)")
 	fl.BoolVar(&f.missing, "missing-is-regression", false, "count a point that BASE measured and NEW lacks or failed as a regression (for CI)")
 	fl.BoolVar(&f.ignoreLink, "ignore-link", false, "match points regardless of network shaping (automatic when each run has one link and they differ)")
 	fl.Float64Var(&f.noise, "noise-factor", reports.DefaultNoiseFactor, "a change must also exceed this many times the point's own robust spread; negative disables")
@@ -126,17 +129,17 @@ func runCompare(base, nw string, f *compareFlags, stdout io.Writer) error {
 	}
 	out := f.out
 	if out == "" {
-		out = nw
+		out = filepath.Join("runs", "compare-"+time.Now().Format("20060102-150405"))
 	}
 	if err := c.WriteReport(out); err != nil {
 		return err
 	}
-	writeCompareSummary(stdout, c, filepath.Join(out, reports.CompareFile))
-	if len(c.Regressions()) > 0 {
-		return exitError{1}
+	if err := c.WriteVerdict(out, false); err != nil {
+		return err
 	}
-	if c.Count(reports.TooNoisy) > 0 {
-		return exitError{3}
+	writeCompareSummary(stdout, c, filepath.Join(out, reports.CompareFile))
+	if _, code := c.Outcome(); code != 0 {
+		return exitError{code}
 	}
 	return nil
 }
@@ -177,7 +180,7 @@ func writeCompareSummary(w io.Writer, c *reports.Comparison, full string) {
 	}
 	summaryTable(w, "Regressions", regs)
 	summaryTable(w, "Improvements", better)
-	fmt.Fprintf(w, "\nFull report: %s\n", full)
+	fmt.Fprintf(w, "\nFull report: %s (verdict for machines: %s)\n", full, filepath.Join(filepath.Dir(full), reports.VerdictFile))
 }
 
 func summaryTable(w io.Writer, title string, ps []reports.PointComparison) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,12 +52,22 @@ func TestCompareCLI(t *testing.T) {
 	writeRun(t, slow, 100, 1500)
 	writeRun(t, fast, 50, 1000)
 
+	// By default compare writes into a directory of its own under runs/,
+	// never into the runs it reads (a CI artefact may be read-only).
+	t.Chdir(tmp)
 	code, out, errs := cli(t, "compare", base, same)
-	if code != 0 || !strings.Contains(out, "**No regressions**") || !strings.Contains(out, filepath.Join(same, reports.CompareFile)) {
+	if code != 0 || !strings.Contains(out, "**No regressions**") || !strings.Contains(out, filepath.Join("runs", "compare-")) {
 		t.Errorf("same: exit %d\n%s%s", code, out, errs)
 	}
-	if _, err := os.Stat(filepath.Join(same, reports.CompareFile)); err != nil {
-		t.Errorf("compare.md not written into NEW: %v", err)
+	for _, run := range []string{base, same} {
+		for _, f := range []string{reports.CompareFile, reports.VerdictFile} {
+			if _, err := os.Stat(filepath.Join(run, f)); err == nil {
+				t.Errorf("compare wrote %s into the run %s it reads", f, run)
+			}
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join("runs", "compare-*", reports.VerdictFile)); len(m) != 1 {
+		t.Errorf("verdict.json under runs/compare-*: %v, want one", m)
 	}
 
 	code, out, errs = cli(t, "compare", base, slow)
@@ -78,6 +89,25 @@ func TestCompareCLI(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out2, reports.CompareFile)); err != nil {
 		t.Errorf("--out: %v", err)
+	}
+	// The verdict for machines says what the exit status says.
+	for _, tt := range []struct {
+		run     string
+		code    int
+		outcome string
+	}{{fast, 0, reports.OutcomePass}, {slow, 1, reports.OutcomeRegression}} {
+		dir := filepath.Join(tmp, "verdict-"+filepath.Base(tt.run))
+		if code, _, _ := cli(t, "compare", base, tt.run, "--out", dir); code != tt.code {
+			t.Errorf("%s: exit %d, want %d", tt.run, code, tt.code)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, reports.VerdictFile))
+		var doc reports.VerdictDoc
+		if err == nil {
+			err = json.Unmarshal(b, &doc)
+		}
+		if err != nil || doc.Outcome != tt.outcome || doc.ExitCode != tt.code || doc.Base.Dir != base || doc.New.Dir != tt.run {
+			t.Errorf("%s: verdict.json %+v (%v), want outcome %s, exit %d", tt.run, doc, err, tt.outcome, tt.code)
+		}
 	}
 }
 
@@ -111,6 +141,7 @@ func writeRoundsRun(t *testing.T, dir string, us ...float64) {
 }
 
 func TestCompareRoundsCLI(t *testing.T) {
+	t.Chdir(t.TempDir()) // compare writes runs/compare-<time> here
 	tmp := t.TempDir()
 	base, burst, slow := filepath.Join(tmp, "base"), filepath.Join(tmp, "burst"), filepath.Join(tmp, "slow")
 	writeRoundsRun(t, base, 1000, 1002, 998)
@@ -129,6 +160,7 @@ func TestCompareRoundsCLI(t *testing.T) {
 // would hide a 2× slowdown are not "no regressions, exit 0": compare says
 // what it cannot see and exits 3, unless --max-gate allows that gate.
 func TestCompareTooNoisy(t *testing.T) {
+	t.Chdir(t.TempDir()) // compare writes runs/compare-<time> here
 	tmp := t.TempDir()
 	base, nw := filepath.Join(tmp, "base"), filepath.Join(tmp, "new")
 	writeNoisyRun(t, base, 0.4, 100, 1000)
