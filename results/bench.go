@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -33,14 +34,22 @@ const (
 	unitAlgBW = "algbw-B/s"
 )
 
+// newBenchWriter writes to f, syncing it after each record.
 func newBenchWriter(f *os.File, env *Env) *benchWriter {
+	b := newBenchStream(f, env)
+	b.f = f
+	return b
+}
+
+// newBenchStream writes to w, which is not synced.
+func newBenchStream(w io.Writer, env *Env) *benchWriter {
 	config := []benchfmt.Config{
 		{Key: "goos", Value: []byte(runtime.GOOS), File: true},
 		{Key: "goarch", Value: []byte(runtime.GOARCH), File: true},
 		{Key: "cpu", Value: []byte(oneLine(env.CPUModel)), File: true},
 		{Key: "commit", Value: []byte(oneLine(env.Commit)), File: true},
 	}
-	return &benchWriter{f: f, w: benchfmt.NewWriter(f), config: config}
+	return &benchWriter{w: benchfmt.NewWriter(w), config: config}
 }
 
 // write appends r's samples. Only successful collective points have a
@@ -78,6 +87,9 @@ func (b *benchWriter) write(r *Record) error {
 		if err := b.w.Write(res); err != nil {
 			return err
 		}
+	}
+	if b.f == nil {
+		return nil
 	}
 	return b.f.Sync()
 }

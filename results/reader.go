@@ -139,7 +139,14 @@ type Run struct {
 
 // ReadRun reads RUN_DIR/results.jsonl.
 func ReadRun(runDir string) (*Run, error) {
-	path := filepath.Join(runDir, FileName)
+	return readRun(runDir, filepath.Join(runDir, FileName))
+}
+
+// ReadRunFile reads a results file by any name (run --json FILE), as the
+// run its directory holds.
+func ReadRunFile(path string) (*Run, error) { return readRun(filepath.Dir(path), path) }
+
+func readRun(runDir, path string) (*Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)

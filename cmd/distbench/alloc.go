@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -146,6 +147,11 @@ func openRunJSON(path string, spec *job.Spec, args []string) (*results.Writer, e
 	env.Args = args
 	for _, p := range spec.Points {
 		env.Planned = append(env.Planned, spec.PointID(p))
+	}
+	// --json runs/x/results.jsonl makes a run directory that report,
+	// compare and export read, as sweep's are.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, usageError{fmt.Errorf("--json: %w", err)}
 	}
 	w, err := results.NewFileWriter(path, env)
 	if err != nil {

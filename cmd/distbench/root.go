@@ -45,7 +45,7 @@ modelled on torch.distributed, on loopback or under mpirun, srun or Kubernetes.`
 	}
 	root.AddCommand(newRunCmd(stdout, stderr), newTrainCmd(stdout, stderr), newStrategiesCmd(stdout), newWorkerCmd(stdout),
 		newSweepCmd(stdout, stderr), newReportCmd(stdout), newCompareCmd(stdout), newABCmd(stdout, stderr), newSoakCmd(stdout, stderr),
-		newVersionCmd(stdout), newP2PCmd(stdout, stderr), newOSUCmd(stdout, stderr), newModelCmd(stdout), newGPUCheckCmd(stdout), newDoctorCmd(stdout))
+		newVersionCmd(stdout), newP2PCmd(stdout, stderr), newOSUCmd(stdout, stderr), newModelCmd(stdout), newGPUCheckCmd(stdout), newDoctorCmd(stdout), newExportCmd(stdout))
 	registerCompletions(root)
 	return root
 }

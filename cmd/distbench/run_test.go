@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -195,13 +196,14 @@ func TestRunProcesses(t *testing.T) {
 	}
 }
 
-// TestRunJSONReport: the records of run --json are a run directory's, so
-// report and compare read them as they read a sweep's.
+// TestRunJSONReport: the records of run --json are a run directory's
+// (made if it does not exist), so report, compare and export read them as
+// they read a sweep's.
 func TestRunJSONReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "runs", "gather")
 	code, stdout, stderr := runCLI(t, "run", "--strategy", "ring", "--np", "2", "--collective", "gather",
 		"-b", "4KiB", "-e", "16KiB", "-f", "4", "--iters", "6", "--warmup", "1", "--json", filepath.Join(dir, results.FileName), "--timeout", "1m")
 	if code != 0 {
@@ -231,6 +233,31 @@ func TestRunJSONReport(t *testing.T) {
 	if code != 0 && code != 3 {
 		t.Fatalf("compare: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	// export: a benchfmt line per sample of each point, a CSV row per record.
+	code, stdout, stderr = runCLI(t, "export", "bench", dir)
+	if n := strings.Count(stdout, "\nBenchmarkGather/strategy=ring/np=2/bytes="); code != 0 || n != 4*6 || stderr != "" {
+		t.Errorf("export bench: exit %d, %d sample lines (want 24), stderr %q\n%s", code, n, stderr, stdout)
+	}
+	csvPath := filepath.Join(t.TempDir(), "out.csv")
+	if code, stdout, stderr = runCLI(t, "export", "csv", filepath.Join(dir, results.FileName), "-o", csvPath); code != 0 || stdout != "" {
+		t.Errorf("export csv: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(must(os.ReadFile(csvPath)))).ReadAll()
+	if err != nil || len(rows) != 5 || !slices.Equal(rows[0], results.CSVHeader) || rows[1][0] != "collective" || rows[4][len(rows[4])-2] != "ok" {
+		t.Errorf("export csv: %v, rows %q", err, rows)
+	}
+	for _, bad := range [][]string{{"export", "xml", dir}, {"export", "csv", filepath.Join(dir, "missing")}, {"export", "bench"}} {
+		if code, _, stderr := runCLI(t, bad...); code != 2 || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line", bad, code, stderr)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // TestRunPeerDies kills one worker mid-run: the run must fail promptly (not at
