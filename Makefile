@@ -109,7 +109,21 @@ peers:
 	apt-get install -y openmpi-bin python3-mpi4py python3-torch
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# Release archives of HEAD into dist/: linux/amd64 and linux/arm64 static,
+# cgo builds for GPU machines, SHA256SUMS; reproducible (scripts/release.sh).
+.PHONY: release release-check
+release:
+	scripts/release.sh dist
+
+# Two releases of HEAD from two clones, the second with an empty build
+# cache: every archive must be byte-identical.
+release-check:
+	@a=$$(mktemp -d) && trap 'chmod -R u+w '$$a'; rm -rf '$$a EXIT && export RELEASE_REV=$$(git rev-parse HEAD) && \
+	scripts/release.sh $$a/one >/dev/null && GOCACHE=$$a/gocache scripts/release.sh $$a/two >/dev/null && \
+	if cmp -s $$a/one/SHA256SUMS $$a/two/SHA256SUMS; then cat $$a/one/SHA256SUMS; echo "make release-check: two builds, the second with an empty build cache, are byte-identical"; \
+	else diff $$a/one/SHA256SUMS $$a/two/SHA256SUMS; echo "make release-check: the archives differ between two builds" >&2; exit 1; fi
 
 # nccl-tests' program names as links to distbench, which then runs as
 # `distbench run --collective ...` with nccl-tests' defaults, so that
