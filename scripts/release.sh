@@ -25,7 +25,7 @@ root="$(git rev-parse --show-toplevel)"
 if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
 	echo "release.sh: the working tree has uncommitted changes; the release is built from ${RELEASE_REV:-HEAD} without them" >&2
 fi
-work="$(mktemp -d)"
+work="$(mktemp -d /tmp/distbench-release.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 rev="$(git -C "$root" rev-parse --verify "${RELEASE_REV:-HEAD}^{commit}")"
 git clone -q --no-hardlinks --no-checkout "$root" "$work/distbench"
