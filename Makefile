@@ -166,7 +166,7 @@ gpu-check: build
 	-$(BIN) gpu-check
 	$(BIN) strategies | grep '^nccl '
 	@if $(BIN) strategies | grep '^nccl .*unavailable here'; then echo "make gpu-check: the nccl strategy cannot run here (see above)" >&2; exit 2; fi
-	DISTBENCH_REAL_LIBS=1 $(GO) test -count=1 -v -run 'TestAvailable|TestConformance' ./strategies/nccl
+	DISTBENCH_REAL_LIBS=1 $(GO) test -count=1 -v -run 'TestAvailable|TestOneRankNCCL|TestConformance' ./strategies/nccl
 	$(GO) test -count=1 -v -run 'TestNoDevice|TestRealNVML' ./internal/cuda ./internal/telemetry
 	$(BIN) run --strategy nccl --np $(GPU_NP) --device cuda $(GPU_SIZES)
 	$(BIN) run --strategy ring --np $(GPU_NP) --device cuda $(GPU_SIZES)

@@ -81,7 +81,10 @@ run() {
 	status=()
 	echo "gpu-proof: $(date -u +%FT%TZ) on $(hostname), budget ${budget}s, work in $work, out $out"
 	cat "$bundle_dir/MANIFEST" 2>/dev/null || { echo "gpu-proof: no $bundle_dir/MANIFEST: make gpu-proof-bundle here first, and carry .gpu-proof"; }
-	tar -xJf "$bundle_dir/bin.tar.xz" -C "$work" || { echo "gpu-proof: cannot unpack $bundle_dir/bin.tar.xz"; pack "$out"; return 1; }
+	# tar's xz, or Python's lzma where the image has no xz.
+	tar -xJf "$bundle_dir/bin.tar.xz" -C "$work" 2>/dev/null ||
+		python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$bundle_dir/bin.tar.xz" "$work" ||
+		{ echo "gpu-proof: cannot unpack $bundle_dir/bin.tar.xz"; pack "$out"; return 1; }
 	B=$work/bin
 
 	step env 30 bash -c "$(declare -f environment); environment"
