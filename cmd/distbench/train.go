@@ -197,6 +197,7 @@ ps-sync and ps-async (--strategy ps) push gradients to parameter servers.`,
 	fl.Float64Var(&cfg.BucketMiB, "bucket-mb", 25, "DDP gradient bucket cap in MiB")
 	fl.Uint64Var(&cfg.Seed, "seed", 1, "seed for initialisation, shuffling and dropout")
 	fl.IntVar(&cfg.MaxSteps, "max-steps", 0, "end each epoch after this many steps (0: the whole epoch)")
+	fl.IntVar(&cfg.TestSamples, "test-samples", 0, "evaluate on the first N test images (0: the whole test set)")
 	fl.BoolVar(&cfg.Augment, "augment", false, "random crop and horizontal flip")
 	fl.StringVar(&strategy, "strategy", "ring", "strategy (see 'distbench strategies')")
 	fl.IntVar(&np, "np", 2, "number of ranks")

@@ -154,6 +154,7 @@ type TrainingBlock struct {
 	Options     map[string]string `yaml:"options,omitempty"`
 	Epochs      int               `yaml:"epochs,omitempty" zero:"the default, 1"`
 	Steps       int               `yaml:"steps,omitempty"`                         // per epoch; 0 is the whole epoch
+	TestSamples int               `yaml:"test_samples,omitempty"`                  // evaluated; 0 is the whole test set
 	Batch       int               `yaml:"batch,omitempty" zero:"the default, 128"` // global
 	LR          float64           `yaml:"lr,omitempty" zero:"the default, 0.01"`
 	LRSchedule  string            `yaml:"lr_schedule,omitempty"` // as --lr-schedule; default constant

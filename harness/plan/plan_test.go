@@ -359,16 +359,17 @@ training:
     np: [4]
     links: ["10Gbit,25us"]
     steps: 12
+    test_samples: 1000
     batch: 32
 `,
 			groups: 3, points: 3,
 			check: func(t *testing.T, e *Expanded) {
 				for _, g := range e.Groups {
-					if c := g.Spec.Train; c == nil || c.Mode != "dp" || g.Spec.Link != "10Gbit,25us" || g.Points[0].Record.Mode != "dp" {
+					if c := g.Spec.Train; c == nil || c.Mode != "dp" || c.TestSamples != 1000 || g.Spec.Link != "10Gbit,25us" || g.Points[0].Record.Mode != "dp" {
 						t.Errorf("%s: train %+v link %q", g.Name(), c, g.Spec.Link)
 					}
 				}
-				if want := "train/resnet20/mnist/dp/tree/np=4/epochs=1/steps=12/batch=32/lr=0.01/momentum=0.5/seed=1/link=10Gbit,25us"; e.Groups[1].Points[0].ID != want {
+				if want := "train/resnet20/mnist/dp/tree/np=4/epochs=1/steps=12/test_samples=1000/batch=32/lr=0.01/momentum=0.5/seed=1/link=10Gbit,25us"; e.Groups[1].Points[0].ID != want {
 					t.Errorf("id %q, want %q", e.Groups[1].Points[0].ID, want)
 				}
 			},

@@ -140,7 +140,7 @@ func (x *expander) peers() error {
 
 func (x *expander) training(b *TrainingBlock, where string) error {
 	cfg := train.Config{
-		Model: b.Model, Dataset: b.Dataset, DataDir: b.DataDir, Mode: b.Mode, Epochs: b.Epochs, MaxSteps: b.Steps,
+		Model: b.Model, Dataset: b.Dataset, DataDir: b.DataDir, Mode: b.Mode, Epochs: b.Epochs, MaxSteps: b.Steps, TestSamples: b.TestSamples,
 		Batch: b.Batch, LR: b.LR, LRSchedule: b.LRSchedule, LRWarmup: b.LRWarmup,
 		Momentum: DefaultTrainMomentum, BucketMiB: b.BucketCapMB, Seed: b.Seed,
 	}
@@ -238,6 +238,9 @@ func trainID(s *job.Spec) string {
 	id := fmt.Sprintf("train/%s/%s/%s/%s/np=%d/epochs=%d", c.Model, c.Dataset, c.Mode, s.Strategy, s.NP, c.Epochs)
 	if c.MaxSteps > 0 {
 		id += fmt.Sprintf("/steps=%d", c.MaxSteps)
+	}
+	if c.TestSamples > 0 {
+		id += fmt.Sprintf("/test_samples=%d", c.TestSamples)
 	}
 	id += fmt.Sprintf("/batch=%d/lr=%s/momentum=%s/seed=%d", c.Batch,
 		strconv.FormatFloat(c.LR, 'g', -1, 64), strconv.FormatFloat(c.Momentum, 'g', -1, 64), c.Seed)

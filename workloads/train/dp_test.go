@@ -137,3 +137,18 @@ func checkDPRecords(t *testing.T, recs []*results.Record, np int) {
 		t.Errorf("%d step and %d epoch records", steps, epochs)
 	}
 }
+
+// firstSamples keeps a test set's first n images and labels, or all of
+// them.
+func TestFirstSamples(t *testing.T) {
+	set := synthetic(10, 3)
+	for _, tc := range []struct{ n, want int }{{0, 10}, {4, 4}, {10, 10}, {25, 10}} {
+		sub := firstSamples(set, tc.n)
+		if sub.N != tc.want || len(sub.Labels) != tc.want || len(sub.Pixels) != tc.want*28*28 || set.N != 10 {
+			t.Errorf("first %d: N %d, %d labels, %d pixels (the set: %d)", tc.n, sub.N, len(sub.Labels), len(sub.Pixels), set.N)
+		}
+		if tc.want > 0 && (sub.Labels[tc.want-1] != set.Labels[tc.want-1] || &sub.Pixels[0] != &set.Pixels[0]) {
+			t.Errorf("first %d: not the set's first images", tc.n)
+		}
+	}
+}

@@ -45,6 +45,11 @@ type Config struct {
 	// MaxSteps, if positive, ends each epoch after this many steps (for
 	// quick runs; the test set is still evaluated whole).
 	MaxSteps int `json:"max_steps,omitempty"`
+	// TestSamples, if positive, evaluates on the first TestSamples images
+	// of the test set instead of all of it (for quick runs, whose
+	// evaluation of a large model would otherwise cost more than their
+	// training).
+	TestSamples int `json:"test_samples,omitempty"`
 	// Augment applies random crop and flip (the CIFAR recipe).
 	Augment bool `json:"augment,omitempty"`
 	// Workers is the number of goroutines each rank computes with; 0 means
@@ -78,6 +83,8 @@ func (c *Config) Validate(np int) error {
 		return fmt.Errorf("momentum %g: must be in [0, 1)", c.Momentum)
 	case c.LRWarmup < 0:
 		return fmt.Errorf("lr warm-up of %d epochs: must not be negative", c.LRWarmup)
+	case c.TestSamples < 0:
+		return fmt.Errorf("test samples %d: must not be negative (0: the whole test set)", c.TestSamples)
 	case c.BucketMiB < 0:
 		return fmt.Errorf("bucket size %g MiB: must not be negative", c.BucketMiB)
 	case strings.HasPrefix(c.Mode, "ps-") && (c.Nesterov || c.Decay != 0):
@@ -157,12 +164,25 @@ func Run(ctx context.Context, comm collective.Comm, cfg Config, emit func(*resul
 	return RunOn(ctx, comm, cfg, trainSet, testSet, emit)
 }
 
+// firstSamples is set's first n samples (all of them when n is 0 or at
+// least set.N), sharing its memory.
+func firstSamples(set *data.Dataset, n int) *data.Dataset {
+	if n <= 0 || n >= set.N {
+		return set
+	}
+	sub := *set
+	per := set.C * set.H * set.W
+	sub.N, sub.Pixels, sub.Labels = n, set.Pixels[:n*per], set.Labels[:n]
+	return &sub
+}
+
 // RunOn is Run on datasets already loaded (tests make their own).
 func RunOn(ctx context.Context, comm collective.Comm, cfg Config, trainSet, testSet *data.Dataset, emit func(*results.Record) error) (*Summary, error) {
 	if err := cfg.Validate(comm.Size()); err != nil {
 		return nil, err
 	}
 	n, rank := comm.Size(), comm.Rank()
+	testSet = firstSamples(testSet, cfg.TestSamples)
 	net, err := newModel(cfg, trainSet)
 	if err != nil {
 		return nil, err

@@ -166,6 +166,7 @@ func TestConfigValidate(t *testing.T) {
 		{"batch", func(c *Config) { c.Batch = 63 }},
 		{"lr", func(c *Config) { c.LR = 0 }},
 		{"momentum", func(c *Config) { c.Momentum = 1 }},
+		{"test samples", func(c *Config) { c.TestSamples = -1 }},
 	} {
 		c := good
 		tc.mut(&c)
