@@ -11,6 +11,7 @@ contiguous host copy (pinned memory for CUDA), copied back when the
 operation completes."""
 
 import queue
+import sys
 import threading
 
 import torch
@@ -130,20 +131,27 @@ class Communicator:
                 return
             work, fut, name, bufs, outputs, after = item
             rc = L.distbench_wait(work, -1, _lib.ctypes.byref(busy))
+            err = None
             if rc != _lib.OK:
-                msg = _lib.last_error()
-                fut.set_exception(RuntimeError("distbench rank %d of %d (%s): %s: %s" % (
-                    self.rank, self.size, self.strategy, name, msg)))
-                continue
+                err = RuntimeError("distbench rank %d of %d (%s): %s: %s" % (
+                    self.rank, self.size, self.strategy, name, _lib.last_error()))
+            else:
+                try:
+                    for b in bufs:
+                        b.finish()
+                    if after is not None:
+                        after()
+                except Exception as e:  # a copy back failed: the caller hears of it
+                    err = e
+            # Completing a future runs its callbacks here; one that raises
+            # must not end this thread, which every later operation needs.
             try:
-                for b in bufs:
-                    b.finish()
-                if after is not None:
-                    after()
-            except Exception as e:  # a copy back failed: the caller hears of it
-                fut.set_exception(e)
-                continue
-            fut.set_result(outputs)
+                if err is not None:
+                    fut.set_exception(err)
+                else:
+                    fut.set_result(outputs)
+            except Exception as e:
+                print("distbench: a callback of %s's future failed: %s" % (name, e), file=sys.stderr)
 
     def _issue(self, name, call, bufs, outputs, after=None):
         # The waiter completes inner; callers get outer, chained on it. A
