@@ -251,3 +251,44 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestBadSettings: an unknown strategy or option fails init_process_group
+// with one line naming it and what is accepted, before any network.
+func TestBadSettings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts torch")
+	}
+	py := python(t)
+	for _, tc := range []struct{ env, want string }{
+		{"DISTBENCH_STRATEGY=rign", `DISTBENCH_STRATEGY: unknown strategy "rign" (registered: `},
+		{"DISTBENCH_OPTIONS=chunk", `DISTBENCH_OPTIONS: "chunk" is not key=value`},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			script := `import sys, torch.distributed as dist
+sys.path.insert(0, ".")
+import distbench_torch
+try:
+    dist.init_process_group("distbench", init_method="tcp://127.0.0.1:%d", rank=0, world_size=1)
+except ValueError as e:
+    print("ERROR", e)
+`
+			cmd := exec.CommandContext(ctx, py, "-c", fmt.Sprintf(script, freePort(t)))
+			cmd.Env = env(t, tc.env)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			var line string
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(l, "ERROR ") {
+					line = l
+				}
+			}
+			if !strings.Contains(line, tc.want) {
+				t.Fatalf("init_process_group's error %q does not contain %q\n%s", line, tc.want, out)
+			}
+		})
+	}
+}

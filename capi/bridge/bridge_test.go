@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -135,5 +136,12 @@ func TestOpenAndRecord(t *testing.T) {
 	}
 	if kinds[results.KindOp] != 2*steps || kinds[results.KindCollective] != 2 || kinds[results.KindTrainStep] != steps || !run.Finished {
 		t.Errorf("records by kind %v (finished %v), want %d ops, 2 summaries, %d steps, finished", kinds, run.Finished, 2*steps, steps)
+	}
+}
+
+func TestSettingErrorIsInvalid(t *testing.T) {
+	_, err := bridge.SettingsFromEnv(envOf(map[string]string{"DISTBENCH_STRATEGY": "rign"}))
+	if !errors.Is(err, collective.ErrInvalid) {
+		t.Fatalf("%v does not match collective.ErrInvalid", err)
 	}
 }

@@ -50,10 +50,26 @@ type Settings struct {
 	Spin       time.Duration
 }
 
+// SettingError is a setting that is not accepted: one line naming it and
+// what is accepted. It matches collective.ErrInvalid.
+type SettingError struct{ Err error }
+
+func (e *SettingError) Error() string        { return e.Err.Error() }
+func (e *SettingError) Unwrap() error        { return e.Err }
+func (e *SettingError) Is(target error) bool { return target == collective.ErrInvalid }
+
 // SettingsFromEnv reads the settings and checks them before anything
 // touches the network: an unknown strategy, option, transport or link is
-// one line naming it and what is accepted.
+// a *SettingError.
 func SettingsFromEnv(getenv func(string) string) (Settings, error) {
+	s, err := settingsFromEnv(getenv)
+	if err != nil {
+		return s, &SettingError{err}
+	}
+	return s, nil
+}
+
+func settingsFromEnv(getenv func(string) string) (Settings, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
