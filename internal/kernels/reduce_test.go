@@ -93,6 +93,9 @@ func BenchmarkReduce(b *testing.B) {
 		{collective.Float64, collective.Max, []int{MiB}},
 		{collective.Float16, collective.Max, []int{MiB}},
 		{collective.Int32, collective.Sum, []int{MiB}},
+		{collective.Int8, collective.Sum, []int{MiB}},
+		{collective.Float8E4M3, collective.Sum, []int{MiB}},
+		{collective.Float8E5M2, collective.Max, []int{MiB}},
 	}
 	for _, c := range cases {
 		for _, size := range c.sizes {
@@ -101,6 +104,9 @@ func BenchmarkReduce(b *testing.B) {
 				name = fmt.Sprintf("%s/%s/%dMiB", c.dt, c.op, size/MiB)
 			}
 			x, y := collective.NewTensor(collective.Uint8, size), collective.NewTensor(collective.Uint8, size)
+			for i := range x.Data { // every byte value: fp8's cost depends on the value
+				x.Data[i], y.Data[i] = byte(i*7), byte(i*13)
+			}
 			b.Run(name+"/generic", func(b *testing.B) {
 				b.SetBytes(int64(size))
 				for b.Loop() {
