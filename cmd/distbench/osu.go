@@ -150,25 +150,30 @@ func (f *osuFlags) specs() ([]osuSpec, error) {
 	return out, nil
 }
 
+// refuse refuses flags OSU's collective tests cannot run with.
+func (f *osuFlags) refuse() error {
+	if _, err := collective.Lookup(f.strategy); err != nil {
+		return err
+	}
+	switch {
+	case f.np < 2:
+		return fmt.Errorf("--np %d: OSU's collective tests need at least 2 processes", f.np)
+	case f.launcher != "local" && f.launcher != "env":
+		return fmt.Errorf("--launcher %q (accepted: local, env)", f.launcher)
+	case f.timeout < job.MinTimeout:
+		return fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
+	case f.itersSet && f.iters < 1:
+		return fmt.Errorf("-i %d: must be at least 1", f.iters)
+	case f.warmupSet && f.warmup < 0:
+		return fmt.Errorf("-x %d: must be 0 or more", f.warmup)
+	}
+	return nil
+}
+
 func (f *osuFlags) spec() (small, large osuSpec, err error) {
 	t := f.test
-	if _, err := collective.Lookup(f.strategy); err != nil {
+	if err := f.refuse(); err != nil {
 		return small, large, err
-	}
-	if f.np < 2 {
-		return small, large, fmt.Errorf("--np %d: OSU's collective tests need at least 2 processes", f.np)
-	}
-	if f.launcher != "local" && f.launcher != "env" {
-		return small, large, fmt.Errorf("--launcher %q (accepted: local, env)", f.launcher)
-	}
-	if f.timeout < job.MinTimeout {
-		return small, large, fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
-	}
-	if f.itersSet && f.iters < 1 {
-		return small, large, fmt.Errorf("-i %d: must be at least 1", f.iters)
-	}
-	if f.warmupSet && f.warmup < 0 {
-		return small, large, fmt.Errorf("-x %d: must be 0 or more", f.warmup)
 	}
 	dt, err := collective.ParseDType(t.DType)
 	if err != nil {
