@@ -37,26 +37,8 @@ func TestGoInstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The working tree as it is, not HEAD: the test checks the code under test.
-	root := strings.TrimSpace(sh(t, "../..", nil, "git", "rev-parse", "--show-toplevel"))
-	files := sh(t, root, nil, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	for _, f := range strings.Split(strings.TrimRight(files, "\x00"), "\x00") {
-		b, err := os.ReadFile(filepath.Join(root, f))
-		if os.IsNotExist(err) {
-			continue // deleted in the working tree
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(src, f)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gitEnv := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + filepath.Join(tmp, "gitconfig"),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
+	copyWorkTree(t, src)
+	gitEnv := testGitEnv(tmp)
 	if err := os.WriteFile(filepath.Join(tmp, "gitconfig"),
 		[]byte("[url \""+src+"\"]\n\tinsteadOf = https://github.com/distbench/distbench\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -107,4 +89,40 @@ func sh(t *testing.T, dir string, env []string, name string, args ...string) str
 		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
 	}
 	return string(out)
+}
+
+// copyWorkTree copies the repository's working tree as it is (tracked and
+// new files, not ignored ones) into dst: tests of what users do with a
+// clone check the code under test, not HEAD.
+func copyWorkTree(t *testing.T, dst string) {
+	t.Helper()
+	root := strings.TrimSpace(sh(t, "../..", nil, "git", "rev-parse", "--show-toplevel"))
+	files := sh(t, root, nil, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	for _, f := range strings.Split(strings.TrimRight(files, "\x00"), "\x00") {
+		src := filepath.Join(root, f)
+		st, err := os.Stat(src)
+		if os.IsNotExist(err) {
+			continue // deleted in the working tree
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dst, f)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, st.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testGitEnv is a git environment of the test's own: no user or system
+// configuration, a fixed author.
+func testGitEnv(tmp string) []string {
+	return []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + filepath.Join(tmp, "gitconfig"),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
 }
