@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // Algorithm is one thing distbench runs, as the model knows it: its
@@ -69,12 +71,12 @@ func hierInter(strategy, across string, terms func(Params, int, int64) Terms, pr
 	if strategy == "ring" {
 		a.Hier = func(hosts []int, S int64) Program { return ringHier(hosts, S, es, opts) }
 		a.HierClosed = func(intra, inter Params, hosts, perHost int, S int64) float64 {
-			return HierarchicalTerms(intra, inter, hosts, perHost, S, ringChunk(0, int(S)/2, ringDefaultChunk, es), terms)
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, ringChunk(0, int(S)/2, shapes.RingDefaultChunk, es), terms)
 		}
 	} else {
 		a.Hier = func(hosts []int, S int64) Program { return treeHier(hosts, S, es, opts) }
 		a.HierClosed = func(intra, inter Params, hosts, perHost int, S int64) float64 {
-			return HierarchicalTerms(intra, inter, hosts, perHost, S, treeDefaultChunk, terms)
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, shapes.TreeDefaultChunk, terms)
 		}
 	}
 	return a
@@ -90,14 +92,14 @@ var algorithms = []Algorithm{
 		Program: func(n int, S int64) Program { return RingAllReduce(n, S, es, 0) },
 		Hier:    func(hosts []int, S int64) Program { return ringHier(hosts, S, es, nil) },
 		HierClosed: func(intra, inter Params, hosts, perHost int, S int64) float64 {
-			return HierarchicalTerms(intra, inter, hosts, perHost, S, ringChunk(0, int(S)/2, ringDefaultChunk, es), ringAuto)
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, ringChunk(0, int(S)/2, shapes.RingDefaultChunk, es), ringAuto)
 		}},
 	{Name: "tree/hier", Strategy: "tree", Options: map[string]string{"algo": "hier"}, Collective: "allreduce",
 		Terms:   treeAuto,
 		Program: func(n int, S int64) Program { return TreeAllReduce(n, S, es, 0) },
 		Hier:    func(hosts []int, S int64) Program { return treeHier(hosts, S, es, nil) },
 		HierClosed: func(intra, inter Params, hosts, perHost int, S int64) float64 {
-			return HierarchicalTerms(intra, inter, hosts, perHost, S, treeDefaultChunk, treeAuto)
+			return HierarchicalTerms(intra, inter, hosts, perHost, S, shapes.TreeDefaultChunk, treeAuto)
 		}},
 	hierInter("ring", "rsag", func(p Params, n int, S int64) Terms { return ringRSAGTerms(p, n, S, 0) },
 		func(n int, S int64) Program { return RingRSAG(n, S, es, 0) }),

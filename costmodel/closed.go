@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/distbench/distbench/strategies/tree"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // Terms is a closed form written as coefficients of the parameters:
@@ -55,7 +55,7 @@ func ringRSAGTerms(p Params, n int, S int64, chunk int) Terms {
 		return Terms{}
 	}
 	seg := S / int64(n)
-	c := ringChunk(chunk, int(ceilDiv(S, int64(n))), ringDefaultChunk, 4)
+	c := ringChunk(chunk, int(ceilDiv(S, int64(n))), shapes.RingDefaultChunk, 4)
 	k := float64(max(1, ceilDiv(seg, int64(c))))
 	b := float64(seg) / k
 	G := float64(2 * (n - 1))
@@ -66,7 +66,7 @@ func ringRSAGTerms(p Params, n int, S int64, chunk int) Terms {
 		// step 0 (d = the wave's lag), so each waits out whatever of its
 		// predecessor's latency and reduction d−1 sends do not cover.
 		d := 1.0
-		if c < ringLagOneChunk {
+		if c < shapes.RingLagOneChunk {
 			d = 2
 		}
 		stall := Terms{Latency: k, Gamma: k * b, Alpha: -k * (d - 1), Beta: -k * (d - 1) * b}
@@ -96,7 +96,7 @@ func chainTerms(n int, S int64, chunk int) Terms {
 	if n < 2 || S == 0 {
 		return Terms{}
 	}
-	c := float64(ceilDiv(S, int64(ringChunk(chunk, int(S), ringDefaultChunk, 4))))
+	c := float64(ceilDiv(S, int64(ringChunk(chunk, int(S), shapes.RingDefaultChunk, 4))))
 	b := float64(S) / c
 	return Terms{Alpha: float64(n-2) + c, Beta: (float64(n-2) + c) * b, Latency: float64(n - 1), Steps: float64(n - 1)}
 }
@@ -133,7 +133,7 @@ func dbtreeTerms(p Params, n int, S int64, chunk int) Terms {
 		return Terms{}
 	}
 	if chunk == 0 {
-		chunk = treeDefaultChunk
+		chunk = shapes.TreeDefaultChunk
 	}
 	c4 := chunkBytes(chunk, 4)
 	half := S / 2
@@ -152,7 +152,7 @@ func dbtreeTerms(p Params, n int, S int64, chunk int) Terms {
 func treeShape(n int) (E, I, D float64) {
 	for r := range n {
 		sends, recvs := 0, 0
-		for _, nd := range tree.DoubleTree(n, r) {
+		for _, nd := range shapes.DoubleTree(n, r) {
 			if nd.Parent >= 0 {
 				sends++
 				recvs++
@@ -164,7 +164,7 @@ func treeShape(n int) (E, I, D float64) {
 	}
 	for r := range n { // depth of tree 0 (tree 1 mirrors it)
 		d := 0
-		for x := r; x != 0; x = tree.BinaryTree(n, x).Parent {
+		for x := r; x != 0; x = shapes.BinaryTree(n, x).Parent {
 			d++
 		}
 		D = max(D, float64(d))
@@ -234,7 +234,7 @@ func binomialTerms(p Params, n int, S int64) Terms {
 	var at func(r int) Terms
 	at = func(r int) Terms {
 		var best Terms
-		for i, c := range tree.Binomial(n, 0, r).Children {
+		for i, c := range shapes.Binomial(n, 0, r).Children {
 			k := float64(i + 1)
 			t := at(c)
 			t.Alpha += k

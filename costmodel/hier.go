@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // The hierarchical allreduce (ring and tree algo=hier), built by the rules
@@ -327,12 +328,12 @@ func ringHier(hosts []int, bytes int64, es int, opts map[string]string) Program 
 		}
 		return RingAllReduce(m, b, es, chunk)
 	}
-	return Hier(hosts, bytes, es, ringChunk(chunk, int(bytes)/2, ringDefaultChunk, es), inter)
+	return Hier(hosts, bytes, es, ringChunk(chunk, int(bytes)/2, shapes.RingDefaultChunk, es), inter)
 }
 
 // treeHier is tree's algo=hier with its options (inter, chunk).
 func treeHier(hosts []int, bytes int64, es int, opts map[string]string) Program {
-	chunk := treeDefaultChunk
+	chunk := shapes.TreeDefaultChunk
 	if c, ok := opts["chunk"]; ok {
 		chunk, _ = strconv.Atoi(c)
 	}

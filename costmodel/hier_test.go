@@ -14,7 +14,7 @@ import (
 // the figures). tree/hier's form inherits dbtree's, a bound, and is not
 // held to this.
 func TestHierAgreesWithClosedForm(t *testing.T) {
-	for _, sh := range shapes {
+	for _, sh := range linkParams {
 		intra := sh.p
 		intra.Beta, intra.Latency = sh.p.Beta/10, 1e-6
 		for _, name := range []string{"ring/hier"} {
@@ -70,7 +70,7 @@ func TestPSLocalAggClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sh := range shapes {
+	for _, sh := range linkParams {
 		intra := sh.p
 		intra.Beta, intra.Latency = sh.p.Beta/10, 1e-6
 		for _, hl := range [][2]int{{2, 2}, {4, 2}, {2, 4}, {8, 4}, {16, 4}, {32, 2}} {

@@ -5,36 +5,26 @@ import (
 	"slices"
 
 	"github.com/distbench/distbench/internal/core"
-	"github.com/distbench/distbench/strategies/ring"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // The ring's schedules, built by the rules of strategies/ring (allreduce.go,
-// pipeline.go, whole.go, broadcast.go); schedule_test.go checks them message
-// for message against the real code's recorded schedules.
-
-// Constants of strategies/ring: its chunking.
-const (
-	ringDefaultChunk = ring.DefaultChunk
-	ringMinAutoChunk = ring.MinAutoChunk
-	ringLagOneChunk  = ring.LagOneChunk
-)
+// pipeline.go, whole.go, broadcast.go) from the shapes it runs
+// (internal/shapes); schedule_test.go checks them message for message
+// against the real code's recorded schedules.
 
 // ringAutoWhole reports whether strategies/ring's algo=auto passes bytes
-// whole around a ring of n (rsag otherwise). It asks the strategy's own rule
-// (ring.AllReduceAlgorithm) rather than copying its thresholds, so the
-// generated schedules, the closed forms and the calibration's series switch
-// where the code does.
-func ringAutoWhole(n int, bytes int64) bool {
-	a, err := ring.AllReduceAlgorithm(nil, n, int(bytes))
-	return err == nil && a == "whole"
-}
+// whole around a ring of n (rsag otherwise): the strategy's own rule
+// (shapes.RingAutoWhole), so that the generated schedules, the closed forms
+// and the calibration's series switch where the code does.
+func ringAutoWhole(n int, bytes int64) bool { return shapes.RingAutoWhole(n, int(bytes)) }
 
 // ringChunk is the ring's pipeline chunk for a span of bytes: the chunk
 // option, or automatic, rounded to whole elements.
 func ringChunk(opt, span, limit, es int) int {
 	c := opt
 	if c == 0 {
-		c = min(max(span/4, ringMinAutoChunk), limit)
+		c = min(max(span/4, shapes.RingMinAutoChunk), limit)
 	}
 	return chunkBytes(c, es)
 }
@@ -68,10 +58,10 @@ func RingRSAG(n int, bytes int64, es, chunk int) Program {
 		largest = max(largest, (hi-lo)*es)
 		equal = equal && hi-lo == segs[0][1]/es-segs[0][0]/es
 	}
-	c := ringChunk(chunk, largest, ringDefaultChunk, es)
+	c := ringChunk(chunk, largest, shapes.RingDefaultChunk, es)
 	nchunks := func(s int) int { return (segs[s][1] - segs[s][0] + c - 1) / c }
 	lag := 2
-	if c >= ringLagOneChunk {
+	if c >= shapes.RingLagOneChunk {
 		lag = 1
 	}
 	steps := 2 * (n - 1)
@@ -160,7 +150,7 @@ func RingAllReduce(n int, bytes int64, es, chunk int) Program {
 // ChainBroadcast is the ring's broadcast: a pipelined chain from root,
 // each rank forwarding each chunk as it arrives.
 func ChainBroadcast(n int, bytes int64, es, chunk, root int) Program {
-	c := ringChunk(chunk, int(bytes), ringDefaultChunk, es)
+	c := ringChunk(chunk, int(bytes), shapes.RingDefaultChunk, es)
 	p := newRanks(n)
 	for r := range n {
 		pos := core.Mod(r-root, n)

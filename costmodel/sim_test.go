@@ -10,7 +10,7 @@ import (
 
 // Parameter sets of the shapes the project sweeps: 1Gbit and 10Gbit with
 // 25us, and a 100Gbit,2us NIC, each with software costs of its scale.
-var shapes = []struct {
+var linkParams = []struct {
 	name string
 	p    Params
 }{
@@ -35,7 +35,7 @@ func TestFlatAgreesWithClosedForms(t *testing.T) {
 		{"tree/rd", []int{2, 4, 8, 16, 64}, []int64{4 << 10, 64 << 10, 1 << 20}},
 		{"tree/broadcast", []int{2, 3, 8, 16, 64}, []int64{4 << 10, 256 << 10}}, // one chunk
 	}
-	for _, sh := range shapes {
+	for _, sh := range linkParams {
 		for _, c := range cases {
 			a, err := Lookup(c.algo)
 			if err != nil {
@@ -62,7 +62,7 @@ func TestFlatAgreesWithClosedForms(t *testing.T) {
 // TestStaticMatchesEvents: the rank-by-rank evaluation that the ring
 // takes and the discrete-event simulation give the same times.
 func TestStaticMatchesEvents(t *testing.T) {
-	for _, sh := range shapes {
+	for _, sh := range linkParams {
 		for _, n := range []int{2, 3, 5, 8, 12} {
 			for _, prog := range []Program{RingRSAG(n, 1<<20, 4, 0), RingRSAG(n, 1000, 4, 64), RingWhole(n, 4096), ChainBroadcast(n, 3<<20, 4, 0, 1)} {
 				topo := Flat(n, sh.p)
@@ -91,7 +91,7 @@ func TestStaticMatchesEvents(t *testing.T) {
 // TestWhatClosedFormsMiss: the effects the simulator exists for move the
 // time the way they must.
 func TestWhatClosedFormsMiss(t *testing.T) {
-	p := shapes[1].p
+	p := linkParams[1].p
 	n := 16
 	base := func(a string, S int64, topo Topology) float64 {
 		t.Helper()
@@ -179,7 +179,7 @@ func TestTurnedRingIsTheRing(t *testing.T) {
 			abs.send(r, o)
 		}
 	}
-	for _, sh := range shapes {
+	for _, sh := range linkParams {
 		a, err := Simulate(turned, Flat(n, sh.p))
 		if err != nil {
 			t.Fatal(err)

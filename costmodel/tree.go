@@ -1,34 +1,27 @@
 package costmodel
 
 import (
-	"math/bits"
-
 	"github.com/distbench/distbench/internal/core"
-	"github.com/distbench/distbench/strategies/tree"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // The tree's schedules, built by the rules of strategies/tree (dbtree.go,
-// pipeline.go, rd.go); schedule_test.go checks them against the real code.
-
-// Constants of strategies/tree.
-const (
-	treeDefaultChunk = tree.DefaultChunk
-	treeSlots        = tree.Slots
-)
+// pipeline.go, rd.go) from the trees it runs (internal/shapes);
+// schedule_test.go checks them against the real code.
 
 // DoubleTree is the double binary tree allreduce (algo=dbtree): each half
 // of the buffer reduced up one tree and broadcast down it, pipelined in
 // chunks, the two trees on channels 0 and 1.
 func DoubleTree(n int, bytes int64, es, chunk int) Program {
 	if chunk == 0 {
-		chunk = treeDefaultChunk
+		chunk = shapes.TreeDefaultChunk
 	}
 	c := chunkBytes(chunk, es)
 	count := int(bytes) / es
-	window := 2*bits.Len(uint(n)) + treeSlots
+	window := shapes.TreeWindow(n)
 	p := newRanks(n)
 	for r := range n {
-		trees := tree.DoubleTree(n, r)
+		trees := shapes.DoubleTree(n, r)
 		for i, nd := range trees {
 			lo, hi := core.Block(count, 2, i)
 			size := (hi - lo) * es
@@ -90,7 +83,7 @@ func DoubleTree(n int, bytes int64, es, chunk int) Program {
 			if o.Kind != Send || !o.Reduce {
 				continue
 			}
-			par := tree.DoubleTree(n, int(o.Peer))[o.Ch]
+			par := shapes.DoubleTree(n, int(o.Peer))[o.Ch]
 			o.Reduce = par.Children[0] == r
 		}
 	}
@@ -149,13 +142,10 @@ func RecursiveDoubling(n int, bytes int64) Program {
 }
 
 // treeAutoRD reports whether strategies/tree's algo=auto runs recursive
-// doubling on bytes (the double tree otherwise). It asks the strategy's own
-// rule rather than copying its threshold, so the generated schedules, the
-// closed forms and the calibration's series switch where the code does.
-func treeAutoRD(bytes int64) bool {
-	a, err := tree.AllReduceAlgorithm(nil, int(bytes))
-	return err == nil && a == "rd"
-}
+// doubling on bytes (the double tree otherwise): the strategy's own rule
+// (shapes.TreeAutoRD), so that the generated schedules, the closed forms and
+// the calibration's series switch where the code does.
+func treeAutoRD(bytes int64) bool { return shapes.TreeAutoRD(int(bytes)) }
 
 // TreeAllReduce is algo=auto: rd on small buffers, dbtree above (treeAutoRD).
 func TreeAllReduce(n int, bytes int64, es, chunk int) Program {
@@ -170,13 +160,13 @@ func TreeAllReduce(n int, bytes int64, es, chunk int) Program {
 // children (the largest subtree first) as it arrives.
 func BinomialBroadcast(n int, bytes int64, es, chunk, root int) Program {
 	if chunk == 0 {
-		chunk = treeDefaultChunk
+		chunk = shapes.TreeDefaultChunk
 	}
 	c := int64(chunkBytes(chunk, es))
 	nk := int((bytes + c - 1) / c)
 	p := newRanks(n)
 	for r := range n {
-		nd := tree.Binomial(n, root, r)
+		nd := shapes.Binomial(n, root, r)
 		for _, child := range nd.Children {
 			for k := range nk {
 				o := Op{Peer: int32(child), Bytes: min(c, bytes-int64(k)*c), Lo: int64(k) * c}

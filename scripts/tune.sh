@@ -81,7 +81,7 @@ write() {
 	echo "tune.sh: wrote $f"
 }
 
-# Ring chunk (ring.DefaultChunk, ring.RelayChunk): allreduce, allgather and
+# Ring chunk (shapes.RingDefaultChunk, shapes.RingRelayChunk): allreduce, allgather and
 # reduce-scatter at each chunk size.
 ring_chunk() {
 	local chunks nps sizes c np r coll
@@ -115,7 +115,7 @@ ring_whole() {
 	write ring-whole algo "$bin run --strategy ring --np N -b 4KiB -e 64KiB -f 2 --inplace in --opt algo=whole|rsag"
 }
 
-# Tree chunk (tree.DefaultChunk): the double binary tree at np 4.
+# Tree chunk (shapes.TreeDefaultChunk): the double binary tree at np 4.
 tree_chunk() {
 	local chunks c r
 	chunks=$(q "64KiB 256KiB 1MiB 4MiB" "64KiB 256KiB 1MiB")
@@ -127,7 +127,7 @@ tree_chunk() {
 	write tree-chunk chunk "$bin run --strategy tree --np 4 -b 4MiB -e 16MiB -f 4 --inplace in --opt algo=dbtree --opt chunk=X"
 }
 
-# Tree recursive-doubling switch (tree autoMaxRD): algo=rd against dbtree.
+# Tree recursive-doubling switch (shapes.TreeAutoMaxRD): algo=rd against dbtree.
 tree_rd() {
 	local nps a np r
 	nps=$(q "4 8" "4")

@@ -86,6 +86,43 @@ func ParseChoice(key, value string, choices []string) (int, error) {
 	return 0, fmt.Errorf("option %s=%q unknown (accepted: %s)", key, value, strings.Join(choices, ", "))
 }
 
+// AlgoOptions are the options of a strategy whose allreduce runs one of
+// several algorithms, hier among them (the ring's and the tree's): algo,
+// inter (hier's algorithm across hosts) and chunk.
+type AlgoOptions struct {
+	Algo, Inter int // indices into the strategy's algorithm names
+	Chunk       int // bytes; the caller's default when unset
+}
+
+// ParseAlgoOptions parses opts against algos, the strategy's algorithm
+// names with auto first (index 0) and hier at index hier; inter takes only
+// the names before hier. chunk is the default chunk (0: the strategy's
+// automatic choice). Unknown keys, unknown names and inter without
+// algo=hier are errors that say what is accepted.
+func ParseAlgoOptions(opts map[string]string, algos []string, hier, chunk int) (AlgoOptions, error) {
+	o := AlgoOptions{Chunk: chunk}
+	for k, v := range opts {
+		var err error
+		switch k {
+		case "algo":
+			o.Algo, err = ParseChoice(k, v, algos)
+		case "inter":
+			o.Inter, err = ParseChoice(k, v, algos[:hier])
+		case "chunk":
+			o.Chunk, err = ParseChunk(v)
+		default:
+			err = fmt.Errorf("unknown option %q (accepted: algo, chunk, inter)", k)
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if _, set := opts["inter"]; set && o.Algo != hier {
+		return o, fmt.Errorf("option inter=%s applies only to algo=hier", opts["inter"])
+	}
+	return o, nil
+}
+
 // ChunkBytes rounds a chunk size down to whole elements of dt, and to at
 // least one element, so that pipelined chunks never split an element.
 func ChunkBytes(chunk int, dt collective.DType) int {

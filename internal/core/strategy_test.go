@@ -64,3 +64,36 @@ func TestStrategy(t *testing.T) {
 		t.Errorf("Algorithms called with %q, want [4KiB]", built)
 	}
 }
+
+// TestParseAlgoOptions: the ring's and the tree's one option parser.
+func TestParseAlgoOptions(t *testing.T) {
+	algos := []string{"auto", "rsag", "whole", "hier"}
+	const hier = 3
+	for _, tc := range []struct {
+		name    string
+		opts    map[string]string
+		want    core.AlgoOptions
+		wantErr string
+	}{
+		{"none: the defaults", nil, core.AlgoOptions{Chunk: 99}, ""},
+		{"algo", map[string]string{"algo": "whole"}, core.AlgoOptions{Algo: 2, Chunk: 99}, ""},
+		{"hier with inter", map[string]string{"algo": "hier", "inter": "rsag"}, core.AlgoOptions{Algo: 3, Inter: 1, Chunk: 99}, ""},
+		{"chunk", map[string]string{"chunk": "256KiB"}, core.AlgoOptions{Chunk: 256 << 10}, ""},
+		{"unknown algo", map[string]string{"algo": "bogus"}, core.AlgoOptions{}, `option algo="bogus" unknown (accepted: auto, rsag, whole, hier)`},
+		{"inter is not hier", map[string]string{"algo": "hier", "inter": "hier"}, core.AlgoOptions{}, `option inter="hier" unknown (accepted: auto, rsag, whole)`},
+		{"inter without hier", map[string]string{"inter": "rsag"}, core.AlgoOptions{}, "option inter=rsag applies only to algo=hier"},
+		{"chunk too small", map[string]string{"chunk": "8"}, core.AlgoOptions{}, "option chunk=8 out of range"},
+		{"unknown key", map[string]string{"lag": "1"}, core.AlgoOptions{}, `unknown option "lag" (accepted: algo, chunk, inter)`},
+	} {
+		got, err := core.ParseAlgoOptions(tc.opts, algos, hier, 99)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}

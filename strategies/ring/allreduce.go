@@ -3,23 +3,8 @@ package ring
 import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
-
-// autoMaxWhole is the largest allreduce, in bytes, that algo=auto passes
-// whole around the ring in a world of n ranks; larger ones take the
-// segmented pass. The whole-buffer ring takes half the steps but moves n/2
-// times the bytes, so the switch comes earlier in larger worlds.
-//
-// Chosen where `distbench run --opt algo=whole|rsag` crossed over on
-// loopback (docs/tuning.md, ring-whole; `make tune` remeasures it). A
-// network with more latency per hop moves the switch up: measure there and
-// set algo=whole or algo=rsag to override.
-func autoMaxWhole(n int) int {
-	if n <= 4 {
-		return 32 << 10
-	}
-	return 16 << 10
-}
 
 // AllReduce runs the algorithm the "algo" option names; auto picks the
 // whole-buffer ring (n−1 steps: fewest) for small buffers and the segmented
@@ -63,7 +48,7 @@ func (a *algorithms) pick(size, n int) algo {
 	if a.algo != algoAuto {
 		return a.algo
 	}
-	if size <= autoMaxWhole(n) {
+	if shapes.RingAutoWhole(n, size) {
 		return algoWhole
 	}
 	return algoRSAG

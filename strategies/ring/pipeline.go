@@ -7,6 +7,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // pass moves segments of buf around the ring for a number of steps. At step
@@ -110,15 +111,11 @@ type item struct{ g, ch int }
 // keeps one more chunk in flight. Chosen by running `distbench run --inplace
 // in` with lags 1, 2 and 3 (docs/tuning.md, ring-wave-lag).
 func (p *pass) waveLag() int {
-	if p.chunk >= LagOneChunk {
+	if p.chunk >= shapes.RingLagOneChunk {
 		return 1
 	}
 	return 2
 }
-
-// LagOneChunk is the smallest chunk that a pass forwards with a lag of 1
-// (the cost model's schedules and closed forms switch where this does).
-const LagOneChunk = 256 << 10
 
 // order lists the chunks of every step of segments seg(g) in the order
 // every rank sends them: by ch + lag·g (lag: [pass.waveLag]), later steps

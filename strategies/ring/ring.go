@@ -1,33 +1,13 @@
 package ring
 
 import (
-	"fmt"
-
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // Name is the strategy's registered name.
 const Name = "ring"
-
-// DefaultChunk is the largest pipeline chunk unless the chunk option says
-// otherwise, and RelayChunk that of allgather and reduce-scatter above np 2.
-// Unset, the chunk is a quarter of the largest segment (of the buffer, for
-// the chains) between MinAutoChunk and the largest, so that even a segment
-// of a few hundred kilobytes crosses the ring as a pipeline of four.
-//
-// Each message costs a wake-up and a pass through the matching engine, so
-// larger chunks are cheaper, until the pipeline has too few of them to fill.
-// Allgather and reduce-scatter above np 2 came out faster with more, smaller
-// chunks; allreduce did not. Measured with `distbench run --inplace in --opt
-// chunk=…`; `make tune` regenerates the table (docs/tuning.md, ring-chunk).
-const (
-	DefaultChunk = 1 << 20
-	RelayChunk   = 256 << 10
-)
-
-// MinAutoChunk is the smallest chunk the automatic choice makes.
-const MinAutoChunk = 64 << 10
 
 func init() {
 	collective.Register(Name, core.Strategy[options]{
@@ -42,7 +22,7 @@ func init() {
 type algo uint8
 
 const (
-	algoAuto  algo = iota // whole up to autoMaxWhole, rsag above
+	algoAuto  algo = iota // whole up to shapes.RingAutoMaxWhole, rsag above
 	algoRSAG              // segmented: reduce-scatter + all-gather, pipelined
 	algoWhole             // whole buffers around the ring, reduced by every rank
 	algoHier              // within hosts, then across them by one of the others (core.Hierarchy)
@@ -59,35 +39,8 @@ type options struct {
 }
 
 func parseOptions(opts map[string]string) (options, error) {
-	var o options
-	for k, v := range opts {
-		switch k {
-		case "algo":
-			a, err := core.ParseChoice(k, v, algoNames[:])
-			if err != nil {
-				return o, err
-			}
-			o.algo = algo(a)
-		case "inter":
-			a, err := core.ParseChoice(k, v, algoNames[:algoHier])
-			if err != nil {
-				return o, err
-			}
-			o.inter = algo(a)
-		case "chunk":
-			n, err := core.ParseChunk(v)
-			if err != nil {
-				return o, err
-			}
-			o.chunk = n
-		default:
-			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk, inter)", k)
-		}
-	}
-	if _, set := opts["inter"]; set && o.algo != algoHier {
-		return o, fmt.Errorf("option inter=%s applies only to algo=hier", opts["inter"])
-	}
-	return o, nil
+	o, err := core.ParseAlgoOptions(opts, algoNames[:], int(algoHier), 0)
+	return options{algo: algo(o.Algo), inter: algo(o.Inter), chunk: o.Chunk}, err
 }
 
 // algorithms are the ring's collectives for one group.
@@ -103,15 +56,15 @@ var _ core.Algorithms = (*algorithms)(nil)
 // chunkBytes is the chunk size, in whole elements of dt, for pipelining
 // segments (or a chain's buffer) of at most span bytes.
 func (a *algorithms) chunkBytes(dt collective.DType, span int) int {
-	return a.chunkUpTo(dt, span, DefaultChunk)
+	return a.chunkUpTo(dt, span, shapes.RingDefaultChunk)
 }
 
 // relayChunk is the chunk size of allgather and reduce-scatter in a world
-// of n ranks, over segs: see RelayChunk.
+// of n ranks, over segs: see shapes.RingRelayChunk.
 func (a *algorithms) relayChunk(dt collective.DType, segs [][2]int, n int) int {
-	limit := DefaultChunk
+	limit := shapes.RingDefaultChunk
 	if n > 2 {
-		limit = RelayChunk
+		limit = shapes.RingRelayChunk
 	}
 	return a.chunkUpTo(dt, largest(segs), limit)
 }
@@ -119,7 +72,7 @@ func (a *algorithms) relayChunk(dt collective.DType, segs [][2]int, n int) int {
 func (a *algorithms) chunkUpTo(dt collective.DType, span, limit int) int {
 	chunk := a.chunk
 	if chunk == 0 {
-		chunk = min(max(span/4, MinAutoChunk), limit)
+		chunk = min(max(span/4, shapes.RingMinAutoChunk), limit)
 	}
 	return core.ChunkBytes(chunk, dt)
 }

@@ -164,7 +164,7 @@ func TestOptions(t *testing.T) {
 }
 
 // algo=auto switches from the whole-buffer ring to rsag above 32 KiB at
-// np ≤ 4 and 16 KiB above (autoMaxWhole): the cost model asks this.
+// np ≤ 4 and 16 KiB above (shapes.RingAutoMaxWhole).
 func TestAllReduceAlgorithm(t *testing.T) {
 	for _, tc := range []struct {
 		opts    map[string]string

@@ -3,16 +3,8 @@ package tree
 import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
-
-// autoMaxRD is the largest allreduce, in bytes, that algo=auto runs by
-// recursive doubling; larger ones take the double binary tree. Recursive
-// doubling moves the whole buffer log2 n times, the tree twice, so larger
-// worlds favour the tree earlier; the switch sits at the np=8 crossover on
-// loopback (docs/tuning.md, tree-rd; `make tune` remeasures it with
-// `distbench run --opt algo=rd|dbtree`). A real network, with more latency
-// per hop, moves it up; re-measure there before trusting it.
-const autoMaxRD = 16 << 10
 
 // AllReduce runs the algorithm the "algo" option names; auto picks recursive
 // doubling (log2 n whole-buffer exchanges: fewest hops) for small buffers and
@@ -58,7 +50,7 @@ func (a *algorithms) pick(size int) algo {
 	if a.algo != algoAuto {
 		return a.algo
 	}
-	if size <= autoMaxRD {
+	if shapes.TreeAutoRD(size) {
 		return algoRD
 	}
 	return algoDBTree

@@ -12,7 +12,7 @@ import (
 	"github.com/distbench/distbench/internal/units"
 )
 
-// The benchmarks that chose autoMaxRD and DefaultChunk. Every rank is a
+// The benchmarks that chose shapes.TreeAutoMaxRD and TreeDefaultChunk. Every rank is a
 // goroutine of this process; BenchmarkAllReduceTCP connects them through the
 // TCP mesh over loopback, BenchmarkAllReduceMem through the in-memory
 // transport. The time per op is that of b.N back-to-back allreduces on every

@@ -35,7 +35,7 @@
 // reduces their data in, takes part in the exchanges and sends them the
 // result at the end.
 //
-// algo=auto (the default) uses recursive doubling up to autoMaxRD bytes and
+// algo=auto (the default) uses recursive doubling up to shapes.TreeAutoMaxRD bytes and
 // the double binary tree above; docs/tuning.md says how the switch point was
 // measured and how to re-measure it.
 //

@@ -5,19 +5,12 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
-// node is one rank's place in one tree: its parent (−1 at the root) and its
-// children, in the order their contributions are reduced.
-type node struct {
-	parent   int
-	children []int
-}
-
-// slots is the number of staging buffers per child between receiving a
-// chunk and reducing it: enough to keep a receive posted while another
-// chunk is reduced, as in the ring.
-const slots = 4
+// node is one rank's place in one tree (shapes.Node): its parent (−1 at
+// the root) and its children, in the order their contributions are reduced.
+type node = shapes.Node
 
 // flow moves the chunks of buf through one tree on one channel, pipelined:
 //
@@ -81,7 +74,7 @@ type place struct {
 }
 
 // add appends the flow's steps to s; staging slots are Scratch buffers from
-// index base on, slots per child. It must be called on the operation's
+// index base on, shapes.TreeSlots per child. It must be called on the operation's
 // goroutine, as Scratch must.
 //
 // The first child's chunks are reduced as they are read (RecvReduce, every
@@ -110,16 +103,16 @@ func (f *flow) add(c *core.Call, s *core.Schedule, base int, where *[]place) {
 	for k := range ready {
 		ready[k] = core.None
 	}
-	if f.up && len(f.children) > 0 {
-		size, nslots := min(f.chunk, len(f.buf)), min(slots, nk)
+	if f.up && len(f.Children) > 0 {
+		size, nslots := min(f.chunk, len(f.buf)), min(shapes.TreeSlots, nk)
 		for k := range nk {
-			ready[k] = s.RecvReduce(f.children[0], f.channel, f.rng(k))
+			ready[k] = s.RecvReduce(f.Children[0], f.channel, f.rng(k))
 			note(ready[k], "up", k)
 		}
-		for i, child := range f.children[1:] {
+		for i, child := range f.Children[1:] {
 			reduced := make([]core.Step, nk)
 			for k := range nk {
-				slot := c.Scratch(base+i*slots+k%nslots, size)[:len(f.rng(k))]
+				slot := c.Scratch(base+i*shapes.TreeSlots+k%nslots, size)[:len(f.rng(k))]
 				free := core.None
 				if k >= nslots {
 					free = reduced[k-nslots]
@@ -133,26 +126,26 @@ func (f *flow) add(c *core.Call, s *core.Schedule, base int, where *[]place) {
 		}
 	}
 	var down []core.Step // receives from the parent
-	if f.down && f.parent >= 0 {
+	if f.down && f.Parent >= 0 {
 		down = make([]core.Step, nk)
 		for k := range nk {
-			down[k] = s.Recv(f.parent, f.channel, f.rng(k))
+			down[k] = s.Recv(f.Parent, f.channel, f.rng(k))
 			note(down[k], "down", k)
 		}
 	}
-	if f.up && f.parent >= 0 {
+	if f.up && f.Parent >= 0 {
 		for k := range nk {
 			credit := core.None
 			if down != nil && f.window > 0 && k >= f.window {
 				credit = down[k-f.window]
 			}
-			note(s.Send(f.parent, f.channel, f.rng(k), ready[k], credit), "up", k)
+			note(s.Send(f.Parent, f.channel, f.rng(k), ready[k], credit), "up", k)
 		}
 	}
 	if !f.down {
 		return
 	}
-	for _, child := range f.children {
+	for _, child := range f.Children {
 		for k := range nk {
 			after := ready[k]
 			if down != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/distbench/distbench/collective/collectivetest"
 	"github.com/distbench/distbench/internal/core"
 	"github.com/distbench/distbench/internal/golden"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden schedules in testdata/")
@@ -81,12 +82,12 @@ func schedule(t *testing.T, n int, a algo, op string, count, root int) string {
 		fmt.Fprintf(&b, ", np=%d, %d float32 elements (%d B), chunk %d B\n", n, count, 4*count, scheduleChunk)
 		switch {
 		case op == "broadcast":
-			fmt.Fprintf(&b, "# tree: %s\n", topology(n, func(r int) node { return binomial(n, root, r) }))
+			fmt.Fprintf(&b, "# tree: %s\n", topology(n, func(r int) node { return shapes.Binomial(n, root, r) }))
 		case a == algoDBTree:
 			for i := range 2 {
 				lo, hi := core.Block(count, 2, i)
 				fmt.Fprintf(&b, "# tree %d (ch%d, x[%d:%d]): %s\n", i, i, lo, hi,
-					topology(n, func(r int) node { return dtree(n, r)[i] }))
+					topology(n, func(r int) node { return shapes.DoubleTree(n, r)[i] }))
 			}
 		}
 		out = b.String() + sched
@@ -98,8 +99,8 @@ func schedule(t *testing.T, n int, a algo, op string, count, root int) string {
 func topology(n int, place func(r int) node) string {
 	var parts []string
 	for r := range n {
-		if nd := place(r); len(nd.children) > 0 {
-			parts = append(parts, fmt.Sprintf("%d -> %s", r, strings.Trim(fmt.Sprint(nd.children), "[]")))
+		if nd := place(r); len(nd.Children) > 0 {
+			parts = append(parts, fmt.Sprintf("%d -> %s", r, strings.Trim(fmt.Sprint(nd.Children), "[]")))
 		}
 	}
 	return strings.Join(parts, "; ")

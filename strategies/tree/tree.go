@@ -1,21 +1,13 @@
 package tree
 
 import (
-	"fmt"
-
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // Name is the strategy's registered name.
 const Name = "tree"
-
-// DefaultChunk is the pipeline chunk size of the double binary tree and the
-// binomial broadcast and reduce. On loopback at np 4, 256KiB tied with 1MiB
-// at 16MiB (64KiB paid more per-message costs, 4MiB left the pipeline too
-// few chunks) and fills the tree's pipeline (depth × chunk) four times sooner.
-// `make tune` remeasures it (docs/tuning.md, tree-chunk).
-const DefaultChunk = 256 << 10
 
 func init() {
 	collective.Register(Name, core.Strategy[options]{
@@ -30,7 +22,7 @@ func init() {
 type algo uint8
 
 const (
-	algoAuto   algo = iota // rd up to autoMaxRD bytes, dbtree above
+	algoAuto   algo = iota // rd up to shapes.TreeAutoMaxRD bytes, dbtree above
 	algoDBTree             // double binary tree, pipelined
 	algoRD                 // recursive doubling
 	algoHier               // within hosts, then across them by one of the others (core.Hierarchy)
@@ -47,35 +39,8 @@ type options struct {
 }
 
 func parseOptions(opts map[string]string) (options, error) {
-	o := options{algo: algoAuto, chunk: DefaultChunk}
-	for k, v := range opts {
-		switch k {
-		case "algo":
-			a, err := core.ParseChoice(k, v, algoNames[:])
-			if err != nil {
-				return o, err
-			}
-			o.algo = algo(a)
-		case "inter":
-			a, err := core.ParseChoice(k, v, algoNames[:algoHier])
-			if err != nil {
-				return o, err
-			}
-			o.inter = algo(a)
-		case "chunk":
-			n, err := core.ParseChunk(v)
-			if err != nil {
-				return o, err
-			}
-			o.chunk = n
-		default:
-			return o, fmt.Errorf("unknown option %q (accepted: algo, chunk, inter)", k)
-		}
-	}
-	if _, set := opts["inter"]; set && o.algo != algoHier {
-		return o, fmt.Errorf("option inter=%s applies only to algo=hier", opts["inter"])
-	}
-	return o, nil
+	o, err := core.ParseAlgoOptions(opts, algoNames[:], int(algoHier), shapes.TreeDefaultChunk)
+	return options{algo: algo(o.Algo), inter: algo(o.Inter), chunk: o.Chunk}, err
 }
 
 // algorithms are the tree strategy's collectives for one group. All-gather,

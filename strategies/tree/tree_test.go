@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
-	"github.com/distbench/distbench/internal/core"
+	"github.com/distbench/distbench/internal/shapes"
 	"github.com/distbench/distbench/internal/transport"
 )
 
@@ -82,8 +80,8 @@ func TestAllReduceAlgorithm(t *testing.T) {
 		want string
 	}{
 		{nil, 0, "rd"},
-		{nil, autoMaxRD, "rd"},
-		{nil, autoMaxRD + 1, "dbtree"},
+		{nil, shapes.TreeAutoMaxRD, "rd"},
+		{nil, shapes.TreeAutoMaxRD + 1, "dbtree"},
 		{map[string]string{"algo": "auto"}, 1 << 20, "dbtree"},
 		{map[string]string{"algo": "rd"}, 1 << 20, "rd"},
 		{map[string]string{"algo": "dbtree"}, 4, "dbtree"},
@@ -102,107 +100,14 @@ func TestAllReduceAlgorithm(t *testing.T) {
 
 func TestPick(t *testing.T) {
 	a := &algorithms{algo: algoAuto}
-	if a.pick(autoMaxRD) != algoRD || a.pick(autoMaxRD+1) != algoDBTree {
+	if a.pick(shapes.TreeAutoMaxRD) != algoRD || a.pick(shapes.TreeAutoMaxRD+1) != algoDBTree {
 		t.Errorf("auto switches at the wrong size: %d bytes → %v, %d → %v",
-			autoMaxRD, a.pick(autoMaxRD), autoMaxRD+1, a.pick(autoMaxRD+1))
+			shapes.TreeAutoMaxRD, a.pick(shapes.TreeAutoMaxRD), shapes.TreeAutoMaxRD+1, a.pick(shapes.TreeAutoMaxRD+1))
 	}
 	for _, forced := range []algo{algoRD, algoDBTree} {
 		a := &algorithms{algo: forced}
 		if a.pick(0) != forced || a.pick(1<<30) != forced {
 			t.Errorf("algo=%v not obeyed", forced)
-		}
-	}
-}
-
-// checkTree checks that nodes (indexed by rank) form one tree: one root,
-// every parent lists its child exactly once, and every rank reaches the
-// root.
-func checkTree(nodes []node) error {
-	n := len(nodes)
-	roots := 0
-	for r, nd := range nodes {
-		if nd.parent < 0 {
-			roots++
-		} else if nd.parent >= n || slices.Index(nodes[nd.parent].children, r) < 0 {
-			return fmt.Errorf("rank %d: parent %d does not list it as a child", r, nd.parent)
-		}
-		for _, c := range nd.children {
-			if c < 0 || c >= n || nodes[c].parent != r {
-				return fmt.Errorf("rank %d: child %d has another parent", r, c)
-			}
-		}
-		seen := map[int]bool{}
-		for x := r; nodes[x].parent >= 0; x = nodes[x].parent {
-			if seen[x] {
-				return fmt.Errorf("rank %d: cycle through %d", r, x)
-			}
-			seen[x] = true
-		}
-	}
-	if roots != 1 {
-		return fmt.Errorf("%d roots", roots)
-	}
-	return nil
-}
-
-func TestDoubleBinaryTree(t *testing.T) {
-	for n := 1; n <= 130; n++ {
-		var trees [2][]node
-		for r := range n {
-			d := dtree(n, r)
-			trees[0], trees[1] = append(trees[0], d[0]), append(trees[1], d[1])
-		}
-		for i, tr := range trees {
-			if err := checkTree(tr); err != nil {
-				t.Fatalf("n=%d tree %d: %v", n, i, err)
-			}
-			for r, nd := range tr {
-				if len(nd.children) > 2 {
-					t.Fatalf("n=%d tree %d: rank %d has %d children", n, i, r, len(nd.children))
-				}
-			}
-		}
-		// NCCL's property: a leaf in at least one tree (rank 0 excepted
-		// when n is odd: it roots tree 0 with one child and may be interior
-		// in the shifted tree 1).
-		for r := range n {
-			if len(trees[0][r].children) > 0 && len(trees[1][r].children) > 0 && (n%2 == 0 || r != 0) {
-				t.Errorf("n=%d: rank %d is interior in both trees", n, r)
-			}
-		}
-	}
-}
-
-func TestBinomialTree(t *testing.T) {
-	for n := 1; n <= 70; n++ {
-		for root := range n {
-			nodes := make([]node, n)
-			for r := range n {
-				nodes[r] = binomial(n, root, r)
-			}
-			if err := checkTree(nodes); err != nil {
-				t.Fatalf("n=%d root=%d: %v", n, root, err)
-			}
-			if nodes[root].parent >= 0 {
-				t.Fatalf("n=%d root=%d: root has parent %d", n, root, nodes[root].parent)
-			}
-			for r := range n {
-				v := core.Mod(r-root, n)
-				total := 1
-				for _, c := range nodes[r].children {
-					total += span(core.Mod(c-root, n), n)
-				}
-				if total != span(v, n) {
-					t.Fatalf("n=%d root=%d rank %d: children's spans add to %d, span is %d", n, root, r, total, span(v, n))
-				}
-				depth := 0
-				for x := r; nodes[x].parent >= 0; x = nodes[x].parent {
-					depth++
-				}
-				if 1<<depth > 2*n-1 { // depth ≤ ⌈log2 n⌉
-					t.Fatalf("n=%d root=%d: rank %d at depth %d", n, root, r, depth)
-				}
-			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/shapes"
 )
 
 // The bytes a tree allreduce really sends are what its schedule predicts:
@@ -17,10 +18,10 @@ func TestWireBytes(t *testing.T) {
 	const count = 1 << 20 // 4 MiB of float32
 	const size = 4 * count
 	dbtree := func(n, r int) (sent, recv float64) {
-		for _, nd := range dtree(n, r) {
+		for _, nd := range shapes.DoubleTree(n, r) {
 			half := float64(size) / 2
-			links := float64(len(nd.children))
-			if nd.parent >= 0 {
+			links := float64(len(nd.Children))
+			if nd.Parent >= 0 {
 				links++
 			}
 			sent += links * half // up to the parent, down to the children
