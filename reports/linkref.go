@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // linkRef is a shaped link's rate as a bus bandwidth plot draws it: a
@@ -27,7 +27,7 @@ func linkRate(link string) (linkRef, bool) {
 	if link == "" {
 		return linkRef{}, false
 	}
-	rl, err := transport.ParseRankLinks(link)
+	rl, err := linkspec.ParseRankLinks(link)
 	if err != nil {
 		return linkRef{}, false
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/plan"
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // completedFlags are the flags whose values come from a fixed set, with the
@@ -35,8 +35,8 @@ var completedFlags = map[string]func(c *cobra.Command, typed string) []string{
 	},
 	"average": func(*cobra.Command, string) []string { return []string{"0", "1", "2", "3"} },
 	// A link is also RATE[,LATENCY]; only its names can be offered.
-	"link":      func(*cobra.Command, string) []string { return append(transport.LinkPresets(), "none") },
-	"transport": func(*cobra.Command, string) []string { return transport.Transports },
+	"link":      func(*cobra.Command, string) []string { return append(linkspec.LinkPresets(), "none") },
+	"transport": func(*cobra.Command, string) []string { return linkspec.Transports },
 	"device": func(*cobra.Command, string) []string {
 		return []string{collective.CPU.String(), collective.CUDA.String()}
 	},

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // transportUsage is --transport's help.
@@ -16,7 +16,7 @@ const linkUsage = "shape the ranks' NICs, repeatable: a default for every rank (
 	"and per-rank overrides (rank3=1Gbit), e.g. --link 10Gbit,25us --link rank3=1Gbit"
 
 // linkValue is a repeatable --link of a command that runs one launch: the
-// values given so far, joined by transport.JoinLinks into the spec text
+// values given so far, joined by linkspec.JoinLinks into the spec text
 // *dst, so that a bad or conflicting value fails while flags are parsed.
 type linkValue struct {
 	dst    *string
@@ -26,7 +26,7 @@ type linkValue struct {
 func newLinkValue(dst *string) *linkValue { return &linkValue{dst: dst} }
 
 func (v *linkValue) Set(s string) error {
-	joined, err := transport.JoinLinks(append(v.values, s))
+	joined, err := linkspec.JoinLinks(append(v.values, s))
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distbench/distbench/costmodel"
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
@@ -38,7 +38,7 @@ measured: closed forms and a simulator of the strategies' own schedules
 
 // linkShape parses a sweep's link text into rate and latency.
 func linkShape(s string) (rateBits, latency float64, err error) {
-	l, err := transport.ParseLink(s)
+	l, err := linkspec.ParseLink(s)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/reports/nccltests"
@@ -193,7 +194,7 @@ rank's figures.`,
 	fl.StringVar(&f.jsonPath, "json", "", "append one JSON record per row to this file (JSON Lines, flushed per row), as sweep's results")
 	fl.VarP(f.timeoutArg, "timeout", "T", "deadline of every operation: whole seconds (nccl-tests' -T 60) or a duration (90s)")
 	fl.Var(newLinkValue(&f.link), "link", linkUsage)
-	fl.StringVar(&f.transport, "transport", transport.TransportTCP, transportUsage)
+	fl.StringVar(&f.transport, "transport", linkspec.TransportTCP, transportUsage)
 	fl.StringVar(&f.hosts, "hosts", "", "lay the local ranks out on simulated hosts, each its own host identity: 2x2 (2 hosts of 2 ranks), 3,1 (ranks 0-2, then 3); for --opt algo=hier over loopback")
 	fl.StringArrayVar(&f.opts, "opt", nil, "strategy option key=value (repeatable), e.g. --opt chunk=256KiB")
 	fl.StringVar(&f.inplace, "inplace", "both", "which forms to measure: both, out (out-of-place) or in (in-place)")
@@ -367,7 +368,7 @@ func (f *runFlags) spec() (*job.Spec, error) {
 		return nil, err
 	}
 	if f.transport != "" { // "" from callers that build runFlags themselves: tcp
-		if err := transport.CheckTransport(f.transport); err != nil {
+		if err := linkspec.CheckTransport(f.transport); err != nil {
 			return nil, fmt.Errorf("--transport: %w", err)
 		}
 	}

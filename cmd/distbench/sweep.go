@@ -16,6 +16,7 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/plan"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/transport"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
@@ -352,7 +353,7 @@ func (f *sweepFlags) flagPlan() (*plan.Plan, error) {
 		InPlace: f.inplace, Links: f.links, Root: f.root, Transports: f.transports, Devices: f.devices, Hosts: f.hosts,
 	}
 	for _, tr := range f.transports {
-		if err := transport.CheckTransport(tr); err != nil {
+		if err := linkspec.CheckTransport(tr); err != nil {
 			return nil, fmt.Errorf("--transport: %w", err)
 		}
 	}

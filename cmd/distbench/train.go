@@ -14,7 +14,7 @@ import (
 	"github.com/distbench/distbench/harness"
 	"github.com/distbench/distbench/harness/job"
 	"github.com/distbench/distbench/harness/launch"
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/results"
 	"github.com/distbench/distbench/workloads/data"
 	"github.com/distbench/distbench/workloads/nn"
@@ -70,7 +70,7 @@ ps-sync and ps-async (--strategy ps) push gradients to parameter servers.`,
 			if _, err := collective.Lookup(strategy); err != nil {
 				return usageError{err}
 			}
-			if err := transport.CheckTransport(trans); err != nil {
+			if err := linkspec.CheckTransport(trans); err != nil {
 				return usagef("--transport: %v", err)
 			}
 			if launcher == "env" {
@@ -205,7 +205,7 @@ ps-sync and ps-async (--strategy ps) push gradients to parameter servers.`,
 	fl.DurationVar(&timeout, "timeout", collective.DefaultTimeout, "deadline of every operation")
 	fl.StringArrayVar(&opts, "opt", nil, "strategy option key=value (repeatable)")
 	fl.Var(newLinkValue(&link), "link", linkUsage)
-	fl.StringVar(&trans, "transport", transport.TransportTCP, transportUsage)
+	fl.StringVar(&trans, "transport", linkspec.TransportTCP, transportUsage)
 	return cmd
 }
 

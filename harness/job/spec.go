@@ -9,7 +9,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/units"
 	"github.com/distbench/distbench/workloads/train"
 )
@@ -19,7 +19,7 @@ type Spec struct {
 	Strategy string            `json:"strategy"`
 	NP       int               `json:"np"`
 	Options  map[string]string `json:"options,omitempty"`
-	Link     string            `json:"link,omitempty"` // network shaping, see transport.ParseRankLinks
+	Link     string            `json:"link,omitempty"` // network shaping, see linkspec.ParseRankLinks
 	// Transport is what carries the payloads of ranks on one host:
 	// "auto" or "shm" (shared memory; see transport.TCPOptions.Transport),
 	// or "" for TCP, which every spec before shared memory used.
@@ -62,16 +62,16 @@ type Spec struct {
 
 // LinkFor is the shaping of rank's NIC (a worker's rank; a server is
 // shaped by the default, which LinkFor(-1) gives), nil for none.
-func (s *Spec) LinkFor(rank int) (*transport.Link, error) {
+func (s *Spec) LinkFor(rank int) (*linkspec.Link, error) {
 	if s.Link == "" {
 		return nil, nil
 	}
-	rl, err := transport.ParseRankLinks(s.Link)
+	rl, err := linkspec.ParseRankLinks(s.Link)
 	if err != nil {
 		return nil, err
 	}
 	l := rl.For(rank)
-	if l == (transport.Link{}) {
+	if l == (linkspec.Link{}) {
 		return nil, nil
 	}
 	return &l, nil
@@ -81,7 +81,7 @@ func (s *Spec) LinkFor(rank int) (*transport.Link, error) {
 // "auto" or "shm".
 func (s *Spec) TransportName() string {
 	if s.Transport == "" {
-		return transport.TransportTCP
+		return linkspec.TransportTCP
 	}
 	return s.Transport
 }
@@ -90,7 +90,7 @@ func (s *Spec) TransportName() string {
 // for tcp, so that TCP points keep the ids they had before there was a
 // choice, and the name itself otherwise.
 func CanonicalTransport(name string) string {
-	if name == transport.TransportTCP {
+	if name == linkspec.TransportTCP {
 		return ""
 	}
 	return name
@@ -209,7 +209,7 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("timeout %v: too short (accepted: %v or more)", s.Timeout, MinTimeout)
 	}
 	if s.Transport != "" {
-		if err := transport.CheckTransport(s.Transport); err != nil {
+		if err := linkspec.CheckTransport(s.Transport); err != nil {
 			return err
 		}
 	}
@@ -217,7 +217,7 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	if s.Link != "" {
-		rl, err := transport.ParseRankLinks(s.Link)
+		rl, err := linkspec.ParseRankLinks(s.Link)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 	_ "github.com/distbench/distbench/strategies/ps" // Validate looks strategies up
 	_ "github.com/distbench/distbench/strategies/ring"
 )
@@ -66,7 +66,7 @@ func TestLinkFor(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for rank, want := range map[int]*transport.Link{
+	for rank, want := range map[int]*linkspec.Link{
 		0: {Rate: 10e9, Latency: 25 * time.Microsecond}, -1: {Rate: 10e9, Latency: 25 * time.Microsecond},
 		3: {Rate: 1e9}, 2: nil,
 	} {

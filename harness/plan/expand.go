@@ -9,7 +9,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness/job"
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/results"
 )
 
@@ -184,7 +184,7 @@ func checkLinks(links []string, where string) ([]string, error) {
 	// Each link is one launch; an entry of per-rank overrides alone
 	// (rank3=1Gbit) applies to every other ("none" is unshaped, and one
 	// point id for it is enough).
-	out, err := transport.ExpandLinks(links)
+	out, err := linkspec.ExpandLinks(links)
 	if err != nil {
 		return nil, fmt.Errorf("%s: links: %w", where, err)
 	}
@@ -248,7 +248,7 @@ func checkTransports(names []string, where string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		if err := transport.CheckTransport(n); err != nil {
+		if err := linkspec.CheckTransport(n); err != nil {
 			return nil, fmt.Errorf("%s: transports: %w", where, err)
 		}
 		if c := job.CanonicalTransport(n); !slices.Contains(out, c) {

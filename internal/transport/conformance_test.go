@@ -13,6 +13,7 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/kernels"
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // Both transports promise the same semantics; these checks run against each.
@@ -218,7 +219,7 @@ const shmCMATest = 64 << 10
 func shmWorld(tweak func(rank int, o *TCPOptions)) func(t *testing.T, n int) []driver.Transport {
 	return func(t *testing.T, n int) []driver.Transport {
 		m := newMesh(t, n, func(rank int, o *TCPOptions) {
-			o.Transport = TransportAuto
+			o.Transport = linkspec.TransportAuto
 			o.HostID = "test-host"
 			tweak(rank, o)
 		})
@@ -226,13 +227,13 @@ func shmWorld(tweak func(rank int, o *TCPOptions)) func(t *testing.T, n int) []d
 		for i, tr := range m.ts {
 			trs[i] = tr
 			for j := range n {
-				want := TransportShm
+				want := linkspec.TransportShm
 				if j == i {
 					continue
 				} else if tr.HostOf(i) != tr.HostOf(j) {
-					want = TransportTCP
+					want = linkspec.TransportTCP
 				}
-				if got := tr.PathTo(j); got != want && ShmSupported {
+				if got := tr.PathTo(j); got != want && linkspec.ShmSupported {
 					t.Fatalf("rank %d to %d: path %q, want %q", i, j, got, want)
 				}
 			}

@@ -134,9 +134,9 @@
 // TCPOptions.Link makes loopback (or a fast network) behave like a slower
 // one: a [Link] has a rate, paced by egress and ingress token buckets shared
 // by all of a process's connections as a NIC is, and a one-way latency,
-// applied by a delay line per connection. [ParseLink] reads forms such as
+// applied by a delay line per connection. [linkspec.ParseLink] reads forms such as
 // "10Gbit,25us", "800Mbit", presets ("1g", "10g", "25g", "100g", "lan",
-// "wan") and "none"; [ParseRankLinks] a job's links with per-rank
+// "wan") and "none"; [linkspec.ParseRankLinks] a job's links with per-rank
 // overrides, "10Gbit,25us;rank3=1Gbit", each process shaping its own NIC
 // by its rank's. The latency is added to the host's own (tens of
 // microseconds on loopback). Waits use nanosleep(2), with the thread's

@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"net"
+
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // NIC shapes connections other than the mesh's (a parameter server's gRPC
@@ -17,7 +19,7 @@ type NIC struct {
 
 // NewNIC returns a NIC shaped to l's rate; nil (which shapes nothing) when
 // l has none.
-func NewNIC(l Link) *NIC {
+func NewNIC(l linkspec.Link) *NIC {
 	if l.Rate <= 0 {
 		return nil
 	}

@@ -4,88 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/wire"
 )
 
-func TestParseLink(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Link
-		str  string
-	}{
-		{"10Gbit,25us", Link{10e9, 25 * time.Microsecond}, "10Gbit,25us"},
-		{"1Gbit", Link{1e9, 0}, "1Gbit"},
-		{"800Mbit,50us", Link{800e6, 50 * time.Microsecond}, "800Mbit,50us"},
-		{"800mbit, 50µs", Link{800e6, 50 * time.Microsecond}, "800Mbit,50us"},
-		{"1.5Gbit,1.5ms", Link{1.5e9, 1500 * time.Microsecond}, "1500Mbit,1.5ms"},
-		{"100Gbps", Link{100e9, 0}, "100Gbit"},
-		{"2500kbit", Link{2.5e6, 0}, "2500kbit"},
-		{"123bit", Link{123, 0}, "123bit"},
-		{"2Tbit", Link{2e12, 0}, "2Tbit"},
-		{"unlimited,5ms", Link{0, 5 * time.Millisecond}, "unlimited,5ms"},
-		{"1g", Link{1e9, 50 * time.Microsecond}, "1Gbit,50us"},
-		{"10g", Link{10e9, 20 * time.Microsecond}, "10Gbit,20us"},
-		{"25G", Link{25e9, 10 * time.Microsecond}, "25Gbit,10us"},
-		{"100g", Link{100e9, 5 * time.Microsecond}, "100Gbit,5us"},
-		{"lan", Link{10e9, 50 * time.Microsecond}, "10Gbit,50us"},
-		{" WAN ", Link{1e9, 10 * time.Millisecond}, "1Gbit,10ms"},
-		{"10g,1ms", Link{10e9, time.Millisecond}, "10Gbit,1ms"},
-		{"none", Link{}, "none"},
-		{"", Link{}, "none"},
-	}
-	for _, tt := range tests {
-		got, err := ParseLink(tt.in)
-		if err != nil {
-			t.Errorf("ParseLink(%q): %v", tt.in, err)
-			continue
-		}
-		if got != tt.want {
-			t.Errorf("ParseLink(%q) = %+v, want %+v", tt.in, got, tt.want)
-		}
-		if s := got.String(); s != tt.str {
-			t.Errorf("ParseLink(%q).String() = %q, want %q", tt.in, s, tt.str)
-		}
-		if back, err := ParseLink(got.String()); err != nil || back != got {
-			t.Errorf("String %q does not parse back: %+v, %v", got.String(), back, err)
-		}
-	}
-}
-
-func TestParseLinkErrors(t *testing.T) {
-	for _, in := range []string{"10", "fast", "10GB/s", "-1Gbit", "0bit", "0.1bit", "nanGbit", "infGbit", "1Gbit,soon", "1Gbit,-1ms", "1Gbit,5"} {
-		_, err := ParseLink(in)
-		if err == nil {
-			t.Errorf("ParseLink(%q) accepted it", in)
-			continue
-		}
-		for _, want := range []string{fmt.Sprintf("%q", in), "accepted:", "Gbit", "lan, wan"} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("ParseLink(%q): error %q does not mention %q", in, err, want)
-			}
-		}
-	}
-}
-
-func ExampleParseLink() {
-	l, _ := ParseLink("800mbit,50us")
-	fmt.Println(l, l.Rate, l.Latency)
-	l, _ = ParseLink("wan")
-	fmt.Println(l)
-	_, err := ParseLink("10GB/s")
-	fmt.Println(err != nil)
-	// Output:
-	// 800Mbit,50us 800000000 50µs
-	// 1Gbit,10ms
-	// true
-}
-
-func shapedMesh(t testing.TB, size int, link Link) *mesh {
+func shapedMesh(t testing.TB, size int, link linkspec.Link) *mesh {
 	return newMesh(t, size, func(rank int, o *TCPOptions) { o.Link = &link })
 }
 
@@ -134,7 +62,7 @@ func (c *virtualClock) advance(d time.Duration) {
 // virtualMesh is a shaped mesh on virtual clocks, one per rank unless
 // shared: a rank's pacers and delay lines share its clock, as a process's
 // goroutines share its time. Heartbeats, which real time drives, are off.
-func virtualMesh(t *testing.T, size int, link Link, shared bool) (*mesh, []*virtualClock) {
+func virtualMesh(t *testing.T, size int, link linkspec.Link, shared bool) (*mesh, []*virtualClock) {
 	clocks := make([]*virtualClock, size)
 	for r := range clocks {
 		if r == 0 || !shared {
@@ -199,7 +127,7 @@ func TestShapedRate(t *testing.T) {
 	frame := wire.HeaderSize + msg
 	tests := []struct {
 		name  string
-		link  Link
+		link  linkspec.Link
 		flows [][2]int
 		each  int // bytes per flow
 		// The rank whose clock is read, and what it must read: the
@@ -209,13 +137,13 @@ func TestShapedRate(t *testing.T) {
 		bytes int
 		early int
 	}{
-		{"one flow keeps the rate whatever the latency", Link{Rate: 400e6, Latency: 2 * time.Millisecond},
+		{"one flow keeps the rate whatever the latency", linkspec.Link{Rate: 400e6, Latency: 2 * time.Millisecond},
 			[][2]int{{0, 1}}, 24 * msg, 0, 24 * frame, 0},
-		{"fan-out shares egress", Link{Rate: 300e6, Latency: time.Millisecond},
+		{"fan-out shares egress", linkspec.Link{Rate: 300e6, Latency: time.Millisecond},
 			[][2]int{{0, 1}, {0, 2}, {0, 3}}, 6 * msg, 0, 18 * frame, 0},
 		// No latency: on a virtual clock, a delay line's wait would
 		// move the receiver's time as if its NIC had been idle.
-		{"fan-in shares ingress", Link{Rate: 300e6},
+		{"fan-in shares ingress", linkspec.Link{Rate: 300e6},
 			[][2]int{{1, 0}, {2, 0}, {3, 0}}, 6 * msg, 0, 18 * frame, wire.HeaderSize + newPacer(300e6, nil).chunk},
 	}
 	for _, tt := range tests {
@@ -246,7 +174,7 @@ func TestShapedRate(t *testing.T) {
 // sender's next wait move the clock before the receiver reads the piece
 // before it, which a virtual clock cannot tell from a slower link).
 func TestShapedLatency(t *testing.T) {
-	link := Link{Rate: 400e6, Latency: 5 * time.Millisecond}
+	link := linkspec.Link{Rate: 400e6, Latency: 5 * time.Millisecond}
 	for _, size := range []int{8, newPacer(link.Rate, nil).chunk} {
 		t.Run(fmt.Sprintf("%dB", size), func(t *testing.T) {
 			m, clocks := virtualMesh(t, 2, link, true)
@@ -297,7 +225,7 @@ func TestShapedLatency(t *testing.T) {
 // loaded machine lowers, are BenchmarkShapedRate's.)
 func TestShapedNeverFaster(t *testing.T) {
 	const msg, each = 1 << 20, 6 << 20
-	link := Link{Rate: 300e6, Latency: time.Millisecond}
+	link := linkspec.Link{Rate: 300e6, Latency: time.Millisecond}
 	for _, tt := range []struct {
 		name  string
 		flows [][2]int
@@ -323,7 +251,7 @@ func TestShapedNeverFaster(t *testing.T) {
 // (the host's own loopback latency is tens of microseconds), but it is
 // never cut short: no message arrives before the link's latency has passed.
 func TestShapedLatencyFloor(t *testing.T) {
-	link, err := ParseLink("lan") // 10Gbit, 50µs
+	link, err := linkspec.ParseLink("lan") // 10Gbit, 50µs
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +289,7 @@ func TestShapedLatencyFloor(t *testing.T) {
 // peers, three senders to one receiver.
 func BenchmarkShapedRate(b *testing.B) {
 	const msg = 1 << 20
-	link := Link{Rate: 400e6, Latency: 2 * time.Millisecond}
+	link := linkspec.Link{Rate: 400e6, Latency: 2 * time.Millisecond}
 	for _, bb := range []struct {
 		name  string
 		flows [][2]int

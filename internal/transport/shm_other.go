@@ -7,9 +7,8 @@ import (
 	"time"
 )
 
-// ShmSupported: shared memory within a host is Linux's only; elsewhere
-// "auto" is TCP.
-const ShmSupported = false
+// Shared memory within a host is Linux's only (linkspec.ShmSupported);
+// elsewhere "auto" is TCP.
 
 type shmLink struct{}
 

@@ -13,10 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// ShmSupported says whether this platform has the shared-memory path.
-const ShmSupported = true
+	"github.com/distbench/distbench/internal/linkspec"
+)
 
 // setupShm gives every same-host pair a segment, as TCPOptions.Transport
 // asks. Per pair, the lower rank creates and maps a segment and publishes
@@ -27,7 +26,7 @@ const ShmSupported = true
 // under "shm".
 func (t *TCP) setupShm(ctx context.Context) error {
 	mode := t.o.Transport
-	if mode == TransportTCP || mode == "" || t.o.Size == 1 {
+	if mode == linkspec.TransportTCP || mode == "" || t.o.Size == 1 {
 		return nil
 	}
 	sweepStale()
@@ -53,7 +52,7 @@ func (t *TCP) setupShm(ctx context.Context) error {
 			continue
 		}
 		if p.host != t.o.HostID || p.host == "" {
-			if mode == TransportShm {
+			if mode == linkspec.TransportShm {
 				return fmt.Errorf("transport: rank %d: --transport shm, but %s is on another host (%q, this rank on %q); use auto to carry cross-host pairs over TCP",
 					t.o.Rank, p.describe(), p.host, t.o.HostID)
 			}
@@ -73,7 +72,7 @@ func (t *TCP) setupShm(ctx context.Context) error {
 				p.shm = l
 				return
 			}
-			if _, fatal := err.(shmFatal); !fatal && mode == TransportAuto {
+			if _, fatal := err.(shmFatal); !fatal && mode == linkspec.TransportAuto {
 				t.o.Logf("transport: rank %d: %s stays on TCP: no shared memory: %v", t.o.Rank, p.describe(), err)
 				return
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/internal/kernels"
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // leftovers lists the segments in /dev/shm that any of pids created.
@@ -52,7 +53,7 @@ func TestShmMessageSizes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ring := tc.cma < 0
 			m := newMesh(t, 2, func(rank int, o *TCPOptions) {
-				o.Transport, o.HostID, o.cmaFrom, o.ringSize = TransportShm, "h", tc.cma, tc.ringSize
+				o.Transport, o.HostID, o.cmaFrom, o.ringSize = linkspec.TransportShm, "h", tc.cma, tc.ringSize
 			})
 			ctx := ctxFor(t, 60*time.Second)
 			if !ring && m.ts[0].peers[1].shm.seg.hdr.cma[0].Load() != 1 {
@@ -99,7 +100,7 @@ func TestShmMessageSizes(t *testing.T) {
 // A closing rank's messages already in the ring are delivered before the
 // peer learns that it closed, and nothing is logged as lost.
 func TestShmGracefulClose(t *testing.T) {
-	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID = TransportShm, "h" })
+	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID = linkspec.TransportShm, "h" })
 	ctx := ctxFor(t, 30*time.Second)
 	for i := range 50 {
 		if err := m.ts[0].Send(ctx, 1, 1, pattern(100<<10, uint64(i))); err != nil {
@@ -135,7 +136,7 @@ func TestShmGracefulClose(t *testing.T) {
 // A send that the receiver's ring cannot take in time fails at its
 // deadline, naming the peer.
 func TestShmSendDeadline(t *testing.T) {
-	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.cmaFrom = TransportShm, "h", -1 })
+	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Transport, o.HostID, o.cmaFrom = linkspec.TransportShm, "h", -1 })
 	// Stop rank 1's reader from draining the ring: our own link's stop
 	// flag is what its reader checks.
 	m.ts[1].peers[0].shm.stopped.Store(true)
@@ -153,7 +154,7 @@ func TestShmSendDeadline(t *testing.T) {
 // names the peer; under "auto" it stays on TCP.
 func TestShmAcrossHosts(t *testing.T) {
 	ts, errs, _ := startMesh(2, newMemStore(), func(rank int, o *TCPOptions) {
-		o.Transport, o.HostID = TransportShm, fmt.Sprint("host", rank)
+		o.Transport, o.HostID = linkspec.TransportShm, fmt.Sprint("host", rank)
 	})
 	closeAll(ts)
 	for r, err := range errs {
@@ -161,8 +162,8 @@ func TestShmAcrossHosts(t *testing.T) {
 			t.Errorf("rank %d: %v, want an error saying the peer is on another host", r, err)
 		}
 	}
-	if err := CheckTransport("udp"); err == nil || !strings.Contains(err.Error(), "accepted: auto, tcp, shm") {
-		t.Errorf("CheckTransport(udp): %v", err)
+	if err := linkspec.CheckTransport("udp"); err == nil || !strings.Contains(err.Error(), "accepted: auto, tcp, shm") {
+		t.Errorf("linkspec.CheckTransport(udp): %v", err)
 	}
 }
 
@@ -203,8 +204,8 @@ func TestShmSweepStale(t *testing.T) {
 func TestShmKilledPeerLeavesNothing(t *testing.T) {
 	t.Setenv(shmEnvCMA, fmt.Sprint(shmCMATest)) // both processes, CMA on
 	l := liveness{heartbeat: 100 * time.Millisecond, peer: 2 * time.Second, probe: 4 * time.Second}
-	pp := startPeerProcessOver(t, l, l, TransportAuto)
-	if pp.tr.PathTo(1) != TransportShm {
+	pp := startPeerProcessOver(t, l, l, linkspec.TransportAuto)
+	if pp.tr.PathTo(1) != linkspec.TransportShm {
 		t.Skipf("the pair is on %s, not shared memory; rank 0's log:\n%s", pp.tr.PathTo(1), pp.logs)
 	}
 	pp.pingPong(t)
@@ -243,7 +244,7 @@ func BenchmarkShmPingPong(b *testing.B) {
 	for _, size := range []int{8, 4 << 10, 64 << 10, 1 << 20} {
 		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
 			pingPong(b, newMesh(b, 2, func(rank int, o *TCPOptions) {
-				o.Transport, o.HostID, o.Spin = TransportShm, "h", time.Millisecond
+				o.Transport, o.HostID, o.Spin = linkspec.TransportShm, "h", time.Millisecond
 			}), size)
 		})
 	}
@@ -270,7 +271,7 @@ func TestShmRingSizeFor(t *testing.T) {
 // that ignored any of these would fail the elapsed-time checks by far.
 func TestShmInlineWait(t *testing.T) {
 	m := newMesh(t, 2, func(rank int, o *TCPOptions) {
-		o.Transport, o.HostID, o.Spin = TransportShm, "h", time.Minute
+		o.Transport, o.HostID, o.Spin = linkspec.TransportShm, "h", time.Minute
 	})
 	const slack = 30 * time.Second // far below the spin budget
 	ctx := ctxFor(t, 2*slack)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -315,9 +316,9 @@ func (t *TCP) PathTo(peer int) string {
 	case peer < 0 || peer >= len(t.peers) || peer == t.o.Rank:
 		return ""
 	case t.peers[peer].shm != nil:
-		return TransportShm
+		return linkspec.TransportShm
 	}
-	return TransportTCP
+	return linkspec.TransportTCP
 }
 
 func (t *TCP) peer(rank int) (*peer, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -91,17 +92,17 @@ type TCPOptions struct {
 	// spins.
 	Spin time.Duration
 	// Transport says what carries the payloads of same-host pairs (ranks
-	// with equal HostIDs): TransportTCP ("" too) sends everything over
-	// TCP; TransportAuto carries same-host pairs through shared memory and
+	// with equal HostIDs): linkspec.TransportTCP ("" too) sends everything over
+	// TCP; linkspec.TransportAuto carries same-host pairs through shared memory and
 	// the rest over TCP, and keeps a pair that cannot share memory on TCP;
-	// TransportShm is auto that fails the mesh when some pair cannot. A
+	// linkspec.TransportShm is auto that fails the mesh when some pair cannot. A
 	// pair in shared memory keeps its TCP connection for control (goodbye,
 	// abort, heartbeats, wait queries), and is never shaped: Link shapes
-	// what crosses hosts, and TransportTCP shapes every pair.
+	// what crosses hosts, and linkspec.TransportTCP shapes every pair.
 	Transport string
 	// Link, if not nil, shapes the traffic as a NIC of that rate and
-	// latency would; see Link.
-	Link *Link
+	// latency would; see linkspec.Link.
+	Link *linkspec.Link
 	// Logf, if set, receives diagnostic lines.
 	Logf func(format string, args ...any)
 
@@ -112,30 +113,6 @@ type TCPOptions struct {
 	cmaFrom int
 	// ringSize, in tests, is the shared-memory rings' size; 0: by host.
 	ringSize uint64
-}
-
-// What TCPOptions.Transport accepts.
-const (
-	TransportAuto = "auto"
-	TransportTCP  = "tcp"
-	TransportShm  = "shm"
-)
-
-// Transports lists the accepted TCPOptions.Transport values.
-var Transports = []string{TransportAuto, TransportTCP, TransportShm}
-
-// CheckTransport says whether s is an accepted transport, and which are.
-func CheckTransport(s string) error {
-	switch s {
-	case TransportAuto, TransportTCP:
-		return nil
-	case TransportShm:
-		if !ShmSupported {
-			return fmt.Errorf("transport %q: shared memory is supported on Linux only (accepted here: auto, tcp)", s)
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown transport %q (accepted: auto, tcp, shm)", s)
 }
 
 func (o *TCPOptions) setDefaults() {
@@ -198,8 +175,8 @@ func (o *TCPOptions) Validate() error {
 		return fmt.Errorf("transport: negative MaxMessage %d", c.MaxMessage)
 	case c.ConnectTimeout < 0 || c.HandshakeTimeout < 0 || c.CloseTimeout < 0 || c.ProbeTimeout < 0:
 		return fmt.Errorf("transport: negative timeout (connect %v, handshake %v, close %v, probe %v)", c.ConnectTimeout, c.HandshakeTimeout, c.CloseTimeout, c.ProbeTimeout)
-	case c.Transport != "" && CheckTransport(c.Transport) != nil:
-		return CheckTransport(c.Transport)
+	case c.Transport != "" && linkspec.CheckTransport(c.Transport) != nil:
+		return linkspec.CheckTransport(c.Transport)
 	case c.PeerTimeout > 0 && c.HeartbeatInterval > 0 && c.PeerTimeout < 2*c.HeartbeatInterval:
 		return fmt.Errorf("transport: PeerTimeout %v must be at least twice HeartbeatInterval %v, or a live but idle peer is declared dead", c.PeerTimeout, c.HeartbeatInterval)
 	}

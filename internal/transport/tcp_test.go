@@ -20,6 +20,7 @@ import (
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
 	"github.com/distbench/distbench/internal/kernels"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/wire"
 )
 
@@ -801,7 +802,7 @@ func TestTCPOptionsValidate(t *testing.T) {
 		{"max message", func(o *TCPOptions) { o.MaxMessage = -1 }, "negative MaxMessage"},
 		{"liveness", func(o *TCPOptions) { o.HeartbeatInterval, o.PeerTimeout = time.Second, time.Second }, "at least twice"},
 		{"probe", func(o *TCPOptions) { o.ProbeTimeout = -time.Second }, "probe -1s"},
-		{"link", func(o *TCPOptions) { o.Link = &Link{Rate: -1} }, "negative rate"},
+		{"link", func(o *TCPOptions) { o.Link = &linkspec.Link{Rate: -1} }, "negative rate"},
 	}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid options: %v", err)
@@ -827,7 +828,7 @@ func TestTCPMessageLimit(t *testing.T) {
 	}
 }
 
-func benchMesh(b *testing.B, link *Link) *mesh {
+func benchMesh(b *testing.B, link *linkspec.Link) *mesh {
 	return newMesh(b, 2, func(rank int, o *TCPOptions) { o.Link = link })
 }
 
@@ -875,7 +876,7 @@ func pingPong(b *testing.B, m *mesh, size int) {
 func BenchmarkTCPShapedPingPong(b *testing.B) {
 	for _, spec := range []string{"none", "lan", "10g", "1Gbit,1ms"} {
 		b.Run(spec, func(b *testing.B) {
-			link, err := ParseLink(spec)
+			link, err := linkspec.ParseLink(spec)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -968,7 +969,7 @@ func TestTCPCloseDuringTraffic(t *testing.T) {
 // into its buffer and the rest lands there directly. A shaped link slows
 // the message down enough to post at chosen points.
 func TestTCPClaimMidMessage(t *testing.T) {
-	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Link = &Link{Rate: 200e6} })
+	m := newMesh(t, 2, func(rank int, o *TCPOptions) { o.Link = &linkspec.Link{Rate: 200e6} })
 	const size = 8 << 20 // 336ms at 200 Mbit/s
 	tests := []struct {
 		name  string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/transport"
 )
 
@@ -13,7 +14,7 @@ import (
 // memory (transport "shm", all ranks on one host); the test's cleanup
 // closes them.
 func shmWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
-	return meshWorld(t, n, opts, transport.TransportShm, func(int) string { return "one-host" })
+	return meshWorld(t, n, opts, linkspec.TransportShm, func(int) string { return "one-host" })
 }
 
 // meshWorld is shmWorld with a transport and each rank's host.
@@ -24,7 +25,7 @@ func meshWorld(t testing.TB, n int, opts map[string]string, tr string, host func
 // The short suite over shared memory: the ring and CMA paths of the
 // transport under the engine's posted and reducing receives.
 func TestConformanceShm(t *testing.T) {
-	if !transport.ShmSupported {
+	if !linkspec.ShmSupported {
 		t.Skip("no shared-memory transport on this platform")
 	}
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
@@ -36,6 +37,6 @@ func TestConformanceShm(t *testing.T) {
 // in one mesh.
 func TestConformanceShmMixed(t *testing.T) {
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {
-		return meshWorld(t, n, map[string]string{"chunk": "64KiB"}, transport.TransportAuto, func(r int) string { return fmt.Sprint("host", r%2) })
+		return meshWorld(t, n, map[string]string{"chunk": "64KiB"}, linkspec.TransportAuto, func(r int) string { return fmt.Sprint("host", r%2) })
 	}, collectivetest.Options{Short: true, WorldSizes: []int{3, 4, 5}})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/collectivetest"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/transport"
 )
 
@@ -13,14 +14,14 @@ import (
 // closes them.
 func shmWorld(t testing.TB, n int, opts map[string]string) []collective.Comm {
 	return collectivetest.TCPWorld(t, Name, n, opts, func(_ int, o *transport.TCPOptions) {
-		o.Transport, o.HostID = transport.TransportShm, "one-host"
+		o.Transport, o.HostID = linkspec.TransportShm, "one-host"
 	})
 }
 
 // The short suite over shared memory: the ring and CMA paths of the
 // transport under the engine's posted and reducing receives.
 func TestConformanceShm(t *testing.T) {
-	if !transport.ShmSupported {
+	if !linkspec.ShmSupported {
 		t.Skip("no shared-memory transport on this platform")
 	}
 	collectivetest.Run(t, func(t testing.TB, n int) []collective.Comm {

@@ -1,4 +1,4 @@
-package transport
+package linkspec
 
 import (
 	"fmt"
@@ -43,12 +43,12 @@ func ParseRankLinks(s string) (RankLinks, error) {
 	for _, part := range strings.Split(s, ";") {
 		part = strings.TrimSpace(part)
 		if part == "" {
-			return RankLinks{}, fmt.Errorf("transport: link %q: an empty part between semicolons (%s)", s, rankLinksSyntax())
+			return RankLinks{}, fmt.Errorf("link %q: an empty part between semicolons (%s)", s, rankLinksSyntax())
 		}
 		key, val, isRank := strings.Cut(part, "=")
 		if !isRank {
 			if hasDefault {
-				return RankLinks{}, fmt.Errorf("transport: link %q: two default links, %q and %q; give one, and others as rankN=LINK (%s)",
+				return RankLinks{}, fmt.Errorf("link %q: two default links, %q and %q; give one, and others as rankN=LINK (%s)",
 					s, rl.def, part, rankLinksSyntax())
 			}
 			l, err := ParseLink(part)
@@ -62,17 +62,17 @@ func ParseRankLinks(s string) (RankLinks, error) {
 		num, ok := strings.CutPrefix(strings.ToLower(key), "rank")
 		rank, err := strconv.Atoi(num)
 		if !ok || err != nil || rank < 0 || num != strconv.Itoa(rank) {
-			return RankLinks{}, fmt.Errorf("transport: link %q: %q is not rankN with N a rank from 0 (%s)", s, key, rankLinksSyntax())
+			return RankLinks{}, fmt.Errorf("link %q: %q is not rankN with N a rank from 0 (%s)", s, key, rankLinksSyntax())
 		}
 		if val == "" {
-			return RankLinks{}, fmt.Errorf("transport: link %q: %s= names no link; write %s=none for an unshaped rank (%s)", s, key, key, rankLinksSyntax())
+			return RankLinks{}, fmt.Errorf("link %q: %s= names no link; write %s=none for an unshaped rank (%s)", s, key, key, rankLinksSyntax())
 		}
 		l, err := ParseLink(val)
 		if err != nil {
-			return RankLinks{}, fmt.Errorf("transport: link %q: rank %d: %s", s, rank, strings.TrimPrefix(err.Error(), "transport: "))
+			return RankLinks{}, fmt.Errorf("link %q: rank %d: %s", s, rank, err)
 		}
 		if _, dup := rl.Ranks[rank]; dup {
-			return RankLinks{}, fmt.Errorf("transport: link %q: rank %d is given twice (%s)", s, rank, rankLinksSyntax())
+			return RankLinks{}, fmt.Errorf("link %q: rank %d is given twice (%s)", s, rank, rankLinksSyntax())
 		}
 		if rl.Ranks == nil {
 			rl.Ranks = map[int]Link{}
@@ -135,7 +135,7 @@ func JoinLinks(values []string) (string, error) {
 	}
 	for _, v := range values {
 		if strings.TrimSpace(v) == "" {
-			return "", fmt.Errorf("transport: --link %q: an empty value among several (%s)", values, rankLinksSyntax())
+			return "", fmt.Errorf("--link %q: an empty value among several (%s)", values, rankLinksSyntax())
 		}
 	}
 	rl, err := ParseRankLinks(strings.Join(values, ";"))
@@ -168,7 +168,7 @@ func ExpandLinks(values []string) ([]string, error) {
 		if rl.def == "" && rl.Default == (Link{}) && !startsWithDefault(v) {
 			for r, l := range rl.Ranks {
 				if _, dup := common.Ranks[r]; dup {
-					return nil, fmt.Errorf("transport: links: rank %d is given twice (%s)", r, rankLinksSyntax())
+					return nil, fmt.Errorf("links: rank %d is given twice (%s)", r, rankLinksSyntax())
 				}
 				if common.Ranks == nil {
 					common.Ranks = map[int]Link{}
@@ -186,7 +186,7 @@ func ExpandLinks(values []string) ([]string, error) {
 	for _, a := range alts {
 		for r, l := range common.Ranks {
 			if _, own := a.Ranks[r]; own {
-				return nil, fmt.Errorf("transport: links: rank %d is given both in %q and for every link (%s)", r, a.String(), rankLinksSyntax())
+				return nil, fmt.Errorf("links: rank %d is given both in %q and for every link (%s)", r, a.String(), rankLinksSyntax())
 			}
 			if a.Ranks == nil {
 				a.Ranks = map[int]Link{}

@@ -1,4 +1,4 @@
-package transport
+package linkspec
 
 import (
 	"reflect"
