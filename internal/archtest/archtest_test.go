@@ -60,6 +60,21 @@ var layers = []layerRule{
 		deny: []string{"harness"},
 	},
 	{
+		name: "internal/ holds the engine's leaves: none imports a layer above it",
+		from: []string{"internal/..."},
+		deny: []string{"strategies/...", "harness/...", "cmd/...", "workloads/...", "reports/...", "costmodel/...", "peers/...", "capi/..."},
+	},
+	{
+		name: "reports and the cost model never reach a strategy: the schedules' shapes are internal/shapes",
+		from: []string{"reports/...", "costmodel/..."},
+		deny: []string{"strategies/..."},
+	},
+	{
+		name: "a plan, a job spec and a report read links through internal/linkspec, not the TCP transport",
+		from: []string{"reports/...", "harness/plan/...", "harness/job/..."},
+		deny: []string{"internal/transport/..."},
+	},
+	{
 		name:  "stats is pure: it imports nothing of distbench",
 		from:  []string{"stats/..."},
 		deny:  []string{"..."},
@@ -197,6 +212,20 @@ func TestLayerRulesCatch(t *testing.T) {
 		{"the CLI imports bench", "cmd/distbench", []string{m("bench/lib")}, []string{"cmd/distbench -> bench/lib"}},
 		{"the module root imports bench", ".", []string{m("bench/x")}, []string{". -> bench/x"}},
 
+		{"an internal leaf imports a strategy", "internal/core", []string{m("strategies/ring")}, []string{"internal/core -> strategies/ring"}},
+		{"an internal leaf reaches the harness", "internal/telemetry", []string{m("results"), m("harness/job")}, []string{"internal/telemetry -> harness/job"}},
+		{"an internal leaf imports the cost model", "internal/shapes", []string{m("costmodel")}, []string{"internal/shapes -> costmodel"}},
+		{"the cost model imports a strategy for its shapes", "costmodel", []string{m("strategies/tree")}, []string{"costmodel -> strategies/tree"}},
+		{"reports reach a strategy through the cost model", "reports", []string{m("costmodel"), m("strategies/ring")}, []string{"reports -> strategies/ring"}},
+		{"a report reads a link through the transport", "reports", []string{m("internal/transport")}, []string{"reports -> internal/transport"}},
+		{"a job spec reads a link through the transport", "harness/job", []string{m("internal/transport")}, []string{"harness/job -> internal/transport"}},
+		{"a plan reaches the transport through a job", "harness/plan", []string{m("harness/job"), m("internal/transport")},
+			[]string{"harness/plan -> internal/transport"}},
+
+		{"internal leaves import the API, results and each other", "internal/telemetry", []string{m("results"), m("collective"), m("internal/wire")}, nil},
+		{"the cost model imports the shapes and the engine", "costmodel", []string{m("internal/shapes"), m("internal/core"), m("stats")}, nil},
+		{"reports read links and the cost model", "reports", []string{m("internal/linkspec"), m("costmodel")}, nil},
+		{"strategies import the shapes and the transport's vocabulary", "strategies/tree", []string{m("internal/shapes"), m("internal/linkspec")}, nil},
 		{"harness imports its parts", "harness", []string{m("harness/plan"), m("harness/job"), m("harness/launch")}, nil},
 		{"a harness part imports another", "harness/job", []string{m("harness/plan")}, nil},
 		{"stats imports the standard library and others'", "stats", []string{"math", "golang.org/x/perf/benchmath"}, nil},
