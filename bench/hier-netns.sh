@@ -3,7 +3,7 @@
 # are network namespaces on this machine (scripts/netns-cluster.sh), 2
 # hosts x 2 ranks, every host's NIC capped by tbf (default 1gbit), the two
 # interleaved in rounds. Prints each's median in-place time, their ratio,
-# and each against its closed form (docs/hier.md):
+# and each against its closed form (docs/design/hier.md):
 #   flat ring   2(N-1)/N x S / B     the busiest NIC carries 1.5 S at N = 4
 #   hier        2(m-1)/m x S / B     each host's NIC carries S at m = 2
 # Target (issue 20): hier >= 1.3x faster than the flat ring at 64 MiB and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Calibrate the cost model on part of a shaped sweep and predict the rest
-# (docs/model.md): ring, tree and ps at np 2-8 on 1Gbit,25us and 10Gbit,25us.
+# (docs/notes/model-validation.md): ring, tree and ps at np 2-8 on 1Gbit,25us and 10Gbit,25us.
 #
 #   bench/model-validate.sh [RUN_DIR] [ROUNDS]
 #

@@ -220,7 +220,7 @@ func ForRecord(strategy string, opts map[string]string) (Algorithm, bool) {
 // double tree's large sizes pull down what recursive doubling's small ones
 // need. The ring's defaults switch too (ringAutoWhole) but stay one
 // series: split, the validation sweep's held-out error did not move
-// (docs/model.md).
+// (docs/design/costmodel.md).
 func (a Algorithm) Ran(n int, S int64) Algorithm {
 	if a.Name != "tree" {
 		return a

@@ -42,7 +42,7 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 func log2Ceil(n int) int { return bits.Len(uint(n - 1)) }
 
-// The closed forms: derivations in docs/model.md, one section each, named
+// The closed forms: derivations in docs/design/costmodel.md, one section each, named
 // as the functions. n ranks, S bytes, b a message's bytes, c the chunks
 // per segment; m = α + bβ is a message's occupancy of its sender.
 
@@ -249,7 +249,7 @@ func binomialTerms(p Params, n int, S int64) Terms {
 }
 
 // HierarchicalTerms is the closed form of the hierarchical allreduce
-// (internal/core/hier.go, docs/hier.md) on hosts × perHost ranks: within
+// (internal/core/hier.go, docs/design/hier.md) on hosts × perHost ranks: within
 // each host every rank sends each other rank its region of S/l (l =
 // perHost) directly, (l−1)(kα + S/l·β) at intra, k chunks of chunk bytes a
 // region; across hosts the l owners of a host's shards each run flat (the
@@ -307,7 +307,7 @@ func HierarchicalTerms(intra, inter Params, hosts, perHost int, S int64, chunk i
 // plain push and pull puts 2(n−1)/n·S on each of the host's l ranks. That
 // is what local aggregation buys (BytePS). It is a bound, not exact: a
 // rank that both owns and serves sends its replies after its own pushes,
-// which the simulator follows and the form does not (docs/model.md has
+// which the simulator follows and the form does not (docs/design/costmodel.md has
 // how far apart they are). Messages: per shard pushed its pieces and three
 // headers; per shard served a piece per other owner. Latency: push, pull
 // request, reply (3L); γ: the busiest server's reductions.

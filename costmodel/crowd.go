@@ -11,7 +11,7 @@ import (
 // crowdSteps is the grid on which Crowd is fitted: 0, 1/crowdSteps, …, 1.
 // Between 0 (a message's fixed cost does not grow with ranks per core) and
 // 1 (it grows in proportion, as the per-byte costs do) is where the
-// sweeps put it (docs/model.md); the grid is finer than its intervals.
+// sweeps put it (docs/design/costmodel.md); the grid is finer than its intervals.
 const crowdSteps = 10
 
 // fitSeries fits each series' α, κ, γ and δ at every Crowd of the grid

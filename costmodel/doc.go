@@ -6,7 +6,7 @@
 // byte reduced):
 //
 //   - closed forms for every algorithm the strategies run ([Algorithms];
-//     derivations in docs/model.md);
+//     derivations in docs/design/costmodel.md);
 //   - an event-graph simulator ([Simulate]) driven by the message schedules
 //     the strategies compile, generated here by the same rules as the
 //     strategies' code and checked message for message against the real

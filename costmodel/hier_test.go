@@ -10,7 +10,7 @@ import (
 // host ten times the NIC's rate, the simulator running the generated
 // hierarchical schedule and HierarchicalTerms agree within 1% in one slice
 // (below 8 MiB: the phases in turn, exact) and within 10% pipelined, where
-// the form takes the two lanes' overlap as whole waves (docs/model.md has
+// the form takes the two lanes' overlap as whole waves (docs/design/costmodel.md has
 // the figures). tree/hier's form inherits dbtree's, a bound, and is not
 // held to this.
 func TestHierAgreesWithClosedForm(t *testing.T) {
@@ -56,7 +56,7 @@ func TestHierAgreesWithClosedForm(t *testing.T) {
 // (links within a host ten times the NIC's rate), against its closed form,
 // a bound that misses how a rank that owns and serves queues its replies
 // behind its pushes: the form stays within −35% and +20% of the simulator
-// (docs/model.md has the figures). Where every part reaches every server
+// (docs/design/costmodel.md has the figures). Where every part reaches every server
 // (S/l per slice ≥ k × 256 KiB), BytePS's case, local aggregation is faster
 // than the plain push and pull; below that a part's few shards sit on a
 // few hosts, into which every host's owner pushes, and at 2 ranks a host

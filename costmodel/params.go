@@ -19,7 +19,7 @@ import (
 // Crowd is how a host's running ranks per core, f > 1, weigh on the
 // software: α grows by f^Crowd and a wake-up as above, while κ and γ grow
 // by f whatever Crowd is. It is the host's, not the link's: calibrate fits
-// one for all the algorithms and links of its sweeps (docs/model.md has
+// one for all the algorithms and links of its sweeps (docs/design/costmodel.md has
 // what this project's sweeps gave: lower on a quiet machine than a busy).
 type Params struct {
 	Alpha   float64 `json:"alpha_s"`

@@ -7,7 +7,7 @@ import (
 )
 
 // The parameter server's allreduce, as strategies/ps runs it over the
-// mesh (docs/ps.md): every worker pushes its piece of each shard to the
+// mesh (docs/design/ps.md): every worker pushes its piece of each shard to the
 // shard's server (a header, the pieces cut at the chunk grid, an end
 // header), the server reduces pushes as it reads them, and every worker
 // pulls each reduced chunk back once all pushes of it are in. Colocated
@@ -182,7 +182,7 @@ func psPushPull(p *ranks, workers []int, count, es int, o PSOptions, rotate, fir
 	// workers blocked on their pulls, their cores lent to those (at 256 KiB
 	// and below one server answers every worker in turn; counting every
 	// rank as running put those sizes well over the measurements,
-	// docs/model.md).
+	// docs/design/costmodel.md).
 	active := uint16(min(len(workers), 2*len(shards)))
 	for _, sh := range shards {
 		s := serverRank(sh.server)

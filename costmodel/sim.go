@@ -203,7 +203,7 @@ func (s *sim) cpuOf(o *Op) float64 {
 // Its per-byte costs (κ, γ) grow by f itself: the host's cores copy and
 // add every rank's bytes, f times one rank's, whereas much of a message's
 // fixed cost is waiting (wake-ups, the shaper's timers) that other ranks'
-// work fills (docs/model.md, Parameters).
+// work fills (docs/design/costmodel.md, Parameters).
 func (s *sim) crowd(f float64) float64 {
 	if f <= 1 {
 		return 1
@@ -227,7 +227,7 @@ func (s *sim) wakes(f float64) float64 {
 // it slept, after a wake-up of Step × (crowd − 1) where its host has more
 // running ranks than cores, the time the scheduler runs the others first
 // (what the per-message α × crowd does not cover: a step of recursive
-// doubling at np 8 on 2 cores took 2.7× one at np 4, not 2×; docs/model.md).
+// doubling at np 8 on 2 cores took 2.7× one at np 4, not 2×; docs/design/costmodel.md).
 func (s *sim) wake(r int, o *Op, t float64) float64 {
 	if s.topo.Inter.Step == 0 || t <= max(s.egress[r], s.cpu[r]) {
 		return t

@@ -21,7 +21,7 @@ var linkParams = []struct {
 
 // TestFlatAgreesWithClosedForms: on a flat topology the simulator, running
 // the strategies' schedules, and the closed forms agree within 1% wherever
-// the closed form is exact (docs/model.md says where it is a bound).
+// the closed form is exact (docs/design/costmodel.md says where it is a bound).
 func TestFlatAgreesWithClosedForms(t *testing.T) {
 	cases := []struct {
 		algo  string

@@ -36,7 +36,7 @@ func TestWake(t *testing.T) {
 		}
 	}
 	// np 6 has four steps to np 8's three, but four ranks run in each, not
-	// eight: on 2 cores it is the faster, as measured (docs/model.md).
+	// eight: on 2 cores it is the faster, as measured (docs/design/costmodel.md).
 	six, err := Simulate(RecursiveDoubling(6, 4096), OneHost(6, 2, d))
 	if err != nil {
 		t.Fatal(err)

@@ -129,7 +129,7 @@ func (rp *report) writeModel() error {
 	}
 	pts := costmodel.Points(rp.run.Records, cores)
 	rp.m.h(2, "Model and measurement")
-	rp.m.p("Predictions of the calibrated model (%s; `distbench model calibrate`, docs/costmodel.md) beside the measured medians.", CalibrationFile)
+	rp.m.p("Predictions of the calibrated model (%s; `distbench model calibrate`, docs/design/costmodel.md) beside the measured medians.", CalibrationFile)
 	t := &table{header: []string{"link", "algo", "np", "size", "measured (us)", "predicted (us)", "error %"}, left: map[int]bool{1: true}}
 	type key struct {
 		link, algo string

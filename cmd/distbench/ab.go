@@ -18,14 +18,14 @@ import (
 
 // DefaultABRounds is how many paired rounds ab measures unless told: the
 // sign test needs 6 to reach p < 0.05 at all, and a point's gate shrinks
-// with the square root of its pairs (docs/ab.md).
+// with the square root of its pairs (docs/guide/ab.md).
 const DefaultABRounds = 16
 
 // DefaultABRoundIters is how many timed iterations ab gives each point in
 // each round unless --iters says otherwise: a pair's two medians are
 // over this many samples, and the launch around them costs more than they
 // do. Three a round (the default plan's 20 split 16 ways, at least 3)
-// left gates half again as wide (docs/ab.md).
+// left gates half again as wide (docs/guide/ab.md).
 const DefaultABRoundIters = 10
 
 type abFlags struct {

@@ -4,7 +4,7 @@
 //	distbench run --strategy ring --np 4 --collective allreduce -b 4KiB -e 64MiB -f 2 --check
 //	distbench strategies
 //
-// See README.md for the user guide.
+// See README.md, and docs/README.md for the user guide.
 package main
 
 import (

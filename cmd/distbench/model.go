@@ -30,7 +30,7 @@ func newModelCmd(stdout io.Writer) *cobra.Command {
 		Short: "Predict collectives at world sizes and networks not measured here, calibrated on sweeps",
 		Long: `model predicts how long distbench's collectives take where they were not
 measured: closed forms and a simulator of the strategies' own schedules
-(docs/model.md), calibrated on sweeps' results.`,
+(docs/guide/model.md), calibrated on sweeps' results.`,
 	}
 	cmd.AddCommand(newModelPredictCmd(stdout), newModelCalibrateCmd(stdout), newModelValidateCmd(stdout))
 	return cmd

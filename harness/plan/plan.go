@@ -33,7 +33,7 @@ const (
 
 // Plan is a sweep as written in a plan file (YAML) or built from flags:
 // blocks whose cross products are the points to measure. [Plan.Expand]
-// validates it and turns it into launches. The README's "Plans" section
+// validates it and turns it into launches. docs/guide/sweep.md's "Plans" section
 // documents the schema with testdata/example.yaml, which the golden test
 // expands, so the example cannot go stale; default.yaml is a complete plan.
 type Plan struct {

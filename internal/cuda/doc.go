@@ -37,5 +37,5 @@
 //
 // Tested against the nccl strategy's stand-in runtime (whose device memory
 // is host memory) laid out in fake directory trees, and Debian's
-// libcudart11.0 on machines with no GPU; not yet on a GPU (docs/gpu.md).
+// libcudart11.0 on machines with no GPU; not yet on a GPU (docs/guide/gpu.md).
 package cuda

@@ -111,7 +111,7 @@
 // shared memory takes whole frames out of the ring itself while it spins,
 // sharing the consumer end with the reader through a flag, so that a small
 // message reaches it with no hand-off between goroutines (the hand-off
-// was half of a 4 KiB allreduce; docs/shm.md). Waiters poll without
+// was half of a 4 KiB allreduce; docs/design/shm.md). Waiters poll without
 // system calls while
 // TCPOptions.Spin allows (the launcher sets it only when every process has
 // a core), then park on a futex on the counter they wait for; the other

@@ -24,7 +24,7 @@
 //	        auto (default): whole up to 32 KiB at np ≤ 4 and 16 KiB above,
 //	        or hier: reduce-scatter within each host, allreduce of the
 //	        shards across hosts by inter, all-gather within each host
-//	        (core.Hierarchy, docs/hier.md); with no hosts to tell apart
+//	        (core.Hierarchy, docs/design/hier.md); with no hosts to tell apart
 //	        (one host, one rank per host, a transport that does not say)
 //	        it is inter over all the ranks
 //	inter   hier's algorithm across hosts: rsag, whole or auto (default)

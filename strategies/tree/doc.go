@@ -59,7 +59,7 @@
 //	algo    allreduce algorithm: auto (default), dbtree, rd, or hier:
 //	        reduce-scatter within each host, allreduce of the shards across
 //	        hosts by inter, all-gather within each host (core.Hierarchy,
-//	        docs/hier.md); with no hosts to tell apart it is inter over all
+//	        docs/design/hier.md); with no hosts to tell apart it is inter over all
 //	        the ranks
 //	inter   hier's algorithm across hosts: auto (default), dbtree or rd
 //	chunk   pipeline chunk size (e.g. 64KiB, 1MiB); default 256KiB

@@ -51,7 +51,7 @@ type Conv2d struct {
 // other operands. Keeping the whole unfolded batch from Forward to
 // Backward instead (up to 16 MB a layer, as this package did) made a
 // ResNet-20 step slower, not faster: the matrix went to memory and back
-// (docs/compute.md).
+// (docs/notes/compute.md).
 var colChunkBytes = 256 << 10
 
 // minGEMMCols is the row length below which images are grouped into one
@@ -59,7 +59,7 @@ var colChunkBytes = 256 << 10
 // 8×8 map alone (64 floats) spends much of its time on tile edges. 784
 // rather than 192: the dW dot products are k long, and ResNet-20's step
 // takes 7–9% less CPU with 16 of its 7×7 maps a group than with 4 (LeNet
-// the same within noise; docs/compute.md).
+// the same within noise; docs/notes/compute.md).
 var minGEMMCols = 784
 
 type convScratch struct {
