@@ -240,14 +240,31 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 	if f.plan != "" && len(fromFlags) > 0 {
 		return nil, "", fmt.Errorf("--plan and %s: give the plan in the file or in flags, not both", strings.Join(fromFlags, ", "))
 	}
+	dir, err := f.runDir()
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := f.source(fl, len(fromFlags) > 0, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.override(fl, p); err != nil {
+		return nil, "", err
+	}
+	return p, dir, nil
+}
+
+// runDir is the run directory: --resume's, --out (which must not hold
+// results yet), or a new one under runs/ named by the time.
+func (f *sweepFlags) runDir() (string, error) {
 	dir := f.out
 	switch {
 	case f.resume != "" && f.out != "":
-		return nil, "", errors.New("--resume DIR continues DIR: it takes no --out")
+		return "", errors.New("--resume DIR continues DIR: it takes no --out")
 	case f.resume != "":
 		dir = f.resume
 		if _, err := os.Stat(filepath.Join(dir, results.FileName)); err != nil {
-			return nil, "", fmt.Errorf("--resume %s: no %s there to continue", dir, results.FileName)
+			return "", fmt.Errorf("--resume %s: no %s there to continue", dir, results.FileName)
 		}
 	case dir == "":
 		dir = filepath.Join("runs", time.Now().Format("20060102-150405"))
@@ -256,49 +273,56 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 		}
 	default:
 		if exists(filepath.Join(dir, results.FileName)) {
-			return nil, "", fmt.Errorf("--out %s already holds results: continue it with --resume %s, or choose another directory", dir, dir)
+			return "", fmt.Errorf("--out %s already holds results: continue it with --resume %s, or choose another directory", dir, dir)
 		}
 	}
+	return dir, nil
+}
 
-	var p *plan.Plan
-	var err error
+// source is the plan as given: --plan's file, the flags' one block, the
+// plan a resumed run recorded in dir, or the embedded default.
+func (f *sweepFlags) source(fl *pflag.FlagSet, fromFlags bool, dir string) (*plan.Plan, error) {
+	parse := func(path string, src []byte) (*plan.Plan, error) {
+		p, err := plan.Parse(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return p, nil
+	}
 	switch {
 	case f.plan != "":
-		src, rerr := os.ReadFile(f.plan)
-		if rerr != nil {
-			return nil, "", fmt.Errorf("--plan: %w", rerr)
+		src, err := os.ReadFile(f.plan)
+		if err != nil {
+			return nil, fmt.Errorf("--plan: %w", err)
 		}
-		if p, err = plan.Parse(src); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", f.plan, err)
-		}
-	case len(fromFlags) > 0:
+		return parse(f.plan, src)
+	case fromFlags:
 		if fl.Changed("stepfactor") && !(f.stepFactor > 1 && !math.IsInf(f.stepFactor, 0)) {
-			return nil, "", fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
+			return nil, fmt.Errorf("--stepfactor %g: want a finite number greater than 1, such as 2", f.stepFactor)
 		}
-		if p, err = f.flagPlan(); err != nil {
-			return nil, "", err
-		}
+		return f.flagPlan()
 	case f.resume != "" && exists(filepath.Join(dir, harness.PlanFileName)):
 		path := filepath.Join(dir, harness.PlanFileName)
-		src, rerr := os.ReadFile(path)
-		if rerr != nil {
-			return nil, "", rerr
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
 		}
-		if p, err = plan.Parse(src); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", path, err)
-		}
+		return parse(path, src)
 	case f.resume != "":
-		return nil, "", fmt.Errorf("--resume %s: no %s there; give the plan again (--plan or flags)", dir, harness.PlanFileName)
+		return nil, fmt.Errorf("--resume %s: no %s there; give the plan again (--plan or flags)", dir, harness.PlanFileName)
 	default:
-		if p, err = plan.Parse(plan.DefaultYAML); err != nil {
-			return nil, "", fmt.Errorf("the default plan: %w", err)
-		}
+		return parse("the default plan", plan.DefaultYAML)
 	}
+}
+
+// override applies the flags that override any plan's settings (iters,
+// warmup, time budget, rounds, timeout, check, peers, skip-unavailable).
+func (f *sweepFlags) override(fl *pflag.FlagSet, p *plan.Plan) error {
 	if fl.Changed("iters") {
 		if f.iters < 1 {
 			// A plan's iters of 0 means its default: refuse it here
 			// rather than let it quietly become 20.
-			return nil, "", fmt.Errorf("--iters %d: must be at least 1", f.iters)
+			return fmt.Errorf("--iters %d: must be at least 1", f.iters)
 		}
 		p.Iters = f.iters
 		for i := range p.Collectives {
@@ -316,18 +340,18 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 	}
 	if fl.Changed("rounds") {
 		if f.rounds < 1 || f.rounds > plan.MaxRounds {
-			return nil, "", fmt.Errorf("--rounds %d: want an integer from 1 to %d", f.rounds, plan.MaxRounds)
+			return fmt.Errorf("--rounds %d: want an integer from 1 to %d", f.rounds, plan.MaxRounds)
 		}
 		if f.resume != "" {
 			// The rounds already recorded say how many there are; a
 			// resumed run measures the ones missing, as planned.
-			return nil, "", errors.New("--resume continues a sweep in the rounds it was planned with: it takes no --rounds")
+			return errors.New("--resume continues a sweep in the rounds it was planned with: it takes no --rounds")
 		}
 		p.Rounds = plan.RoundCount(f.rounds)
 	}
 	if fl.Changed("timeout") {
 		if f.timeout < job.MinTimeout {
-			return nil, "", fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
+			return fmt.Errorf("--timeout %v: too short (accepted: %v or more)", f.timeout, job.MinTimeout)
 		}
 		p.Timeout = f.timeout
 	}
@@ -341,9 +365,9 @@ func (f *sweepFlags) build(cmd *cobra.Command) (*plan.Plan, string, error) {
 		p.SkipUnavailable = f.skipUnavail
 	}
 	if f.iters < 0 || f.warmup < 0 || f.timeBudget < 0 {
-		return nil, "", errors.New("--iters, --warmup and --time-budget must not be negative")
+		return errors.New("--iters, --warmup and --time-budget must not be negative")
 	}
-	return p, dir, nil
+	return nil
 }
 
 // flagPlan is the one collectives block the flags describe.
