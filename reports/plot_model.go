@@ -2,7 +2,6 @@ package reports
 
 import (
 	cmpo "cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,11 +18,6 @@ import (
 	"github.com/distbench/distbench/costmodel"
 	"github.com/distbench/distbench/results"
 )
-
-// CalibrationFile is the calibration `distbench model calibrate` writes
-// into a run directory; when a run has one, its report overlays the
-// model's predictions on the measurements.
-const CalibrationFile = "calibration.json"
 
 // PredictionPlot draws predicted time and bus bandwidth against size, one
 // line per algorithm and world size, to path (PNG), time above, bus
@@ -101,18 +95,11 @@ func PredictionPlot(path, link string, preds []costmodel.Prediction) error {
 
 // readCalibration reads dir's calibration, nil when it has none.
 func readCalibration(dir string) (*costmodel.Calibration, error) {
-	b, err := os.ReadFile(filepath.Join(dir, CalibrationFile))
+	c, err := costmodel.ReadCalibration(filepath.Join(dir, costmodel.CalibrationFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var c costmodel.Calibration
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", CalibrationFile, err)
-	}
-	return &c, nil
+	return c, err
 }
 
 // writeModel overlays the calibrated model on the measurements, where the
@@ -129,7 +116,7 @@ func (rp *report) writeModel() error {
 	}
 	pts := costmodel.Points(rp.run.Records, cores)
 	rp.m.h(2, "Model and measurement")
-	rp.m.p("Predictions of the calibrated model (%s; `distbench model calibrate`, docs/design/costmodel.md) beside the measured medians.", CalibrationFile)
+	rp.m.p("Predictions of the calibrated model (%s; `distbench model calibrate`, docs/design/costmodel.md) beside the measured medians.", costmodel.CalibrationFile)
 	t := &table{header: []string{"link", "algo", "np", "size", "measured (us)", "predicted (us)", "error %"}, left: map[int]bool{1: true}}
 	type key struct {
 		link, algo string

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,10 +18,6 @@ import (
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
 )
-
-// CalibrationFile is where `model calibrate` writes, in the first run
-// directory unless -o says otherwise, and where `report` looks for one.
-const CalibrationFile = reports.CalibrationFile
 
 func newModelCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -80,7 +75,7 @@ by robust least squares, and one crowd for them all: α and a wake-up grow as
 (ranks per core)^crowd where ranks outnumber the machine's cores. Each
 parameter gets a 95% bootstrap interval from the points' rounds. It prints the fit's median error over latency-bound and
 bandwidth-bound points, and writes the calibration (JSON) to -o, by default
-RUN_DIR/` + CalibrationFile + ` of the first run.`,
+RUN_DIR/` + costmodel.CalibrationFile + ` of the first run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pts, err := readPoints(args)
@@ -92,14 +87,9 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(args[0], CalibrationFile)
+				out = filepath.Join(args[0], costmodel.CalibrationFile)
 			}
-			cal := costmodel.Calibration{Schema: 1, Runs: args, Fits: fits}
-			b, err := json.MarshalIndent(cal, "", "  ")
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+			if err := costmodel.WriteCalibration(out, costmodel.Calibration{Runs: args, Fits: fits}); err != nil {
 				return err
 			}
 			writeFits(stdout, fits)
@@ -107,7 +97,7 @@ RUN_DIR/` + CalibrationFile + ` of the first run.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "calibration file to write (default RUN_DIR/"+CalibrationFile+")")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "calibration file to write (default RUN_DIR/"+costmodel.CalibrationFile+")")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the bootstrap")
 	return cmd
 }
@@ -247,7 +237,7 @@ with it, the fit for the link (or, failing that, the algorithm's software
 costs from another link) is used, and points outside the fitted range are
 marked.`,
 		Example: `  distbench model predict --np 8,64,512,4096 --sizes 4KiB,1MiB,64MiB,1GiB --link 100Gbit,2us --hosts 512x8
-  distbench model predict --np 8 --sizes 1MiB --link 10Gbit,25us --calibration runs/x/` + CalibrationFile,
+  distbench model predict --np 8 --sizes 1MiB --link 10Gbit,25us --calibration runs/x/` + costmodel.CalibrationFile,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g, err := f.grid()
@@ -373,13 +363,8 @@ func (f *predictFlags) grid() (*costmodel.Grid, error) {
 		return nil, fmt.Errorf("--format %q (accepted: table, json)", f.format)
 	}
 	if f.calib != "" {
-		b, err := os.ReadFile(f.calib)
-		if err != nil {
+		if g.Cal, err = costmodel.ReadCalibration(f.calib); err != nil {
 			return nil, fmt.Errorf("--calibration: %v", err)
-		}
-		g.Cal = &costmodel.Calibration{}
-		if err := json.Unmarshal(b, g.Cal); err != nil || g.Cal.Schema != 1 {
-			return nil, fmt.Errorf("--calibration %s: not a calibration file of `distbench model calibrate` (schema 1)", f.calib)
 		}
 	}
 	return g, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distbench/distbench/costmodel"
 	"github.com/distbench/distbench/internal/golden"
 	"github.com/distbench/distbench/reports"
 	"github.com/distbench/distbench/results"
@@ -82,12 +83,12 @@ func TestModelCalibrateValidateReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("calibrate: exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"1Gbit,25us", "ring", reports.CalibrationFile} {
+	for _, want := range []string{"1Gbit,25us", "ring", costmodel.CalibrationFile} {
 		if !strings.Contains(out, want) {
 			t.Errorf("calibrate output lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, reports.CalibrationFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, costmodel.CalibrationFile)); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = cli(t, "model", "validate", dir, "--train", "np<=4")
@@ -98,7 +99,7 @@ func TestModelCalibrateValidateReport(t *testing.T) {
 		t.Errorf("validate --train half: exit %d, %s", code, errs)
 	}
 	code, out, errs = cli(t, "model", "predict", "--np", "8,64", "--sizes", "1MiB", "--link", "1Gbit,25us", "--hosts", "64x1",
-		"--algo", "ring", "--calibration", filepath.Join(dir, reports.CalibrationFile), "--plot", filepath.Join(dir, "pred.png"))
+		"--algo", "ring", "--calibration", filepath.Join(dir, costmodel.CalibrationFile), "--plot", filepath.Join(dir, "pred.png"))
 	if code != 0 {
 		t.Fatalf("predict: exit %d: %s", code, errs)
 	}
