@@ -283,30 +283,60 @@ marked.`,
 	return cmd
 }
 
-// grid checks the flags and makes the model's question of them.
+// grid checks the flags and makes the model's question of them: the
+// cluster's shape, the algorithms, then what perturbs or calibrates them.
 func (f *predictFlags) grid() (*costmodel.Grid, error) {
 	g := &costmodel.Grid{Oversub: f.oversub, Alpha: f.alpha.Seconds(), Gamma: f.gamma * 1e-9}
+	if err := f.cluster(g); err != nil {
+		return nil, err
+	}
+	if err := f.algorithms(g); err != nil {
+		return nil, err
+	}
+	if f.oversub < 1 {
+		return nil, fmt.Errorf("--oversub %v: want ≥ 1 (1 for none, 2 for 2:1)", f.oversub)
+	}
+	if f.gamma < 0 || f.alpha < 0 {
+		return nil, fmt.Errorf("--alpha and --gamma: want values ≥ 0")
+	}
+	if err := f.perturbations(g); err != nil {
+		return nil, err
+	}
+	if f.format != "table" && f.format != "json" {
+		return nil, fmt.Errorf("--format %q (accepted: table, json)", f.format)
+	}
+	if f.calib != "" {
+		var err error
+		if g.Cal, err = costmodel.ReadCalibration(f.calib); err != nil {
+			return nil, fmt.Errorf("--calibration: %v", err)
+		}
+	}
+	return g, nil
+}
+
+// cluster sets the grid's world sizes, sizes, links and hosts.
+func (f *predictFlags) cluster(g *costmodel.Grid) error {
 	var err error
 	if g.NPs, err = parseInts(f.nps); err != nil {
-		return nil, fmt.Errorf("--np %q: %v (accepted: world sizes ≥ 2, comma-separated)", f.nps, err)
+		return fmt.Errorf("--np %q: %v (accepted: world sizes ≥ 2, comma-separated)", f.nps, err)
 	}
 	for _, s := range strings.Split(f.sizes, ",") {
 		b, err := units.ParseBytes(strings.TrimSpace(s))
 		if err != nil || b < 4 {
-			return nil, fmt.Errorf("--sizes %q: bad size %q (accepted: sizes of at least 4B such as 4KiB, 1MiB, 1GiB, comma-separated)", f.sizes, s)
+			return fmt.Errorf("--sizes %q: bad size %q (accepted: sizes of at least 4B such as 4KiB, 1MiB, 1GiB, comma-separated)", f.sizes, s)
 		}
 		g.Sizes = append(g.Sizes, b)
 	}
 	rate, lat, err := linkShape(f.link)
 	if err != nil || rate <= 0 {
-		return nil, fmt.Errorf("--link %q: want a rate and a latency such as 100Gbit,2us", f.link)
+		return fmt.Errorf("--link %q: want a rate and a latency such as 100Gbit,2us", f.link)
 	}
 	g.LinkName, g.Link = f.link, costmodel.FromLink(rate, lat, 0, 0)
 	g.Intra = g.Link
 	if f.intra != "" {
 		r, l, err := linkShape(f.intra)
 		if err != nil || r <= 0 {
-			return nil, fmt.Errorf("--intra %q: want a rate and a latency such as 400Gbit,1us", f.intra)
+			return fmt.Errorf("--intra %q: want a rate and a latency such as 400Gbit,1us", f.intra)
 		}
 		g.Intra = costmodel.FromLink(r, l, 0, 0)
 	}
@@ -316,8 +346,15 @@ func (f *predictFlags) grid() (*costmodel.Grid, error) {
 		g.PerHost, err = strconv.Atoi(p)
 	}
 	if !ok || err != nil || g.Hosts < 1 || g.PerHost < 1 {
-		return nil, fmt.Errorf("--hosts %q: want HOSTSxRANKS_PER_HOST such as 512x8", f.hosts)
+		return fmt.Errorf("--hosts %q: want HOSTSxRANKS_PER_HOST such as 512x8", f.hosts)
 	}
+	return nil
+}
+
+// algorithms sets the grid's algorithms: --algo's, or the default (with
+// the hierarchical ones where a host has several ranks). It runs after
+// cluster, whose hosts it reads.
+func (f *predictFlags) algorithms(g *costmodel.Grid) error {
 	algos := f.algos
 	if algos == "" {
 		algos = defaultPredictAlgos
@@ -327,47 +364,40 @@ func (f *predictFlags) grid() (*costmodel.Grid, error) {
 	}
 	for _, a := range strings.Split(algos, ",") {
 		if _, err := costmodel.Lookup(strings.TrimSpace(a)); err != nil {
-			return nil, fmt.Errorf("--algo %q: unknown %q (accepted: %s)", algos, a, strings.Join(costmodel.Names(), ", "))
+			return fmt.Errorf("--algo %q: unknown %q (accepted: %s)", algos, a, strings.Join(costmodel.Names(), ", "))
 		}
 		g.Algos = append(g.Algos, strings.TrimSpace(a))
 	}
 	for _, n := range g.NPs {
 		if n > g.Hosts*g.PerHost {
-			return nil, fmt.Errorf("--np %d: more ranks than --hosts %s holds (%d)", n, f.hosts, g.Hosts*g.PerHost)
+			return fmt.Errorf("--np %d: more ranks than --hosts %s holds (%d)", n, f.hosts, g.Hosts*g.PerHost)
 		}
 	}
-	if f.oversub < 1 {
-		return nil, fmt.Errorf("--oversub %v: want ≥ 1 (1 for none, 2 for 2:1)", f.oversub)
-	}
-	if f.gamma < 0 || f.alpha < 0 {
-		return nil, fmt.Errorf("--alpha and --gamma: want values ≥ 0")
-	}
+	return nil
+}
+
+// perturbations sets what makes the cluster uneven: a slow NIC, a slow
+// rank, the ranks' start delays measured in a run.
+func (f *predictFlags) perturbations(g *costmodel.Grid) error {
+	var err error
 	g.SlowNIC, g.SlowNICFactor, err = indexFactor("--slow-nic", "HOST", f.slowNIC)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	g.SlowRank, g.SlowRankFactor, err = indexFactor("--slow-rank", "RANK", f.slowRank)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if f.delays != "" {
 		run, err := results.ReadRun(f.delays)
 		if err != nil {
-			return nil, fmt.Errorf("--delays-from: %v", err)
+			return fmt.Errorf("--delays-from: %v", err)
 		}
 		if g.Delays = costmodel.Lateness(run.Records); len(g.Delays) == 0 {
-			return nil, fmt.Errorf("--delays-from %s: no per-rank times in its records", f.delays)
+			return fmt.Errorf("--delays-from %s: no per-rank times in its records", f.delays)
 		}
 	}
-	if f.format != "table" && f.format != "json" {
-		return nil, fmt.Errorf("--format %q (accepted: table, json)", f.format)
-	}
-	if f.calib != "" {
-		if g.Cal, err = costmodel.ReadCalibration(f.calib); err != nil {
-			return nil, fmt.Errorf("--calibration: %v", err)
-		}
-	}
-	return g, nil
+	return nil
 }
 
 // indexFactor parses INDEX=FACTOR; empty is none (−1).

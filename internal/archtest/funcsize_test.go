@@ -44,7 +44,6 @@ var longFuncs = map[string]struct {
 
 	// Over when the limits came: to be split by idea.
 	"cmd/distbench/ab.go:runAB":                           {102, 27, "to split: flags to a plan, then the A/B run and its verdict"},
-	"cmd/distbench/model.go:predictFlags.grid":            {90, 35, "to split: one parser per flag group"},
 	"cmd/distbench/run.go:newRunCmd":                      {117, 12, "to split: flag registration by group"},
 	"cmd/distbench/train.go:newTrainCmd":                  {177, 35, "to split: flags, the spec, the launch"},
 	"costmodel/hier.go:hierBuilder.sub":                   {91, 20, "to split: one schedule phase per function"},
