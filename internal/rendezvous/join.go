@@ -100,7 +100,7 @@ func (s *Session) Close() error {
 
 // FailedDrain bounds how long a rank 0 whose job failed keeps serving the
 // store's clients at the end (Abandon): part of the bound on how long
-// after a fault every rank ends (docs/faults.md).
+// after a fault every rank ends (docs/design/faults.md).
 const FailedDrain = 250 * time.Millisecond
 
 // Abandon ends the session of a job that failed. It is Close, but a store

@@ -26,7 +26,7 @@ const (
 	DefaultCloseTimeout      = 2 * time.Second
 	// FailedCloseTimeout caps the wait for goodbyes when the job has
 	// failed (an abort, or a peer's): part of the bound on how long after
-	// a fault every rank ends (docs/faults.md).
+	// a fault every rank ends (docs/design/faults.md).
 	FailedCloseTimeout = 250 * time.Millisecond
 )
 
