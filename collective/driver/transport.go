@@ -80,16 +80,12 @@ type ConnShaper interface {
 	ShapeConn(c net.Conn) net.Conn
 }
 
-// WireCounter is an optional Transport interface: cumulative counts of the
-// payload bytes this rank's transport has sent and received, for measuring
-// what an algorithm really moves (busbw is a formula that assumes a ring's
-// traffic). Payload bytes are the data of messages (Send, and every kind of
+// A Transport that counts the payload bytes it moves implements
+// collective.WireCounter, the interface a Comm implements for the same
+// counts: payload bytes are the data of messages (Send, and every kind of
 // receive alike); frame headers, padding, heartbeats, wait queries and
 // other control frames are not counted. The counts only grow; callers take
-// differences.
-type WireCounter interface {
-	WireBytes() (sent, recv int64)
-}
+// differences. The strategies' communicators report their transport's.
 
 // Topology is an optional Transport interface: which ranks share a host.
 // Ranks on one host share its memory and its NIC, so a transport may carry

@@ -1,20 +1,17 @@
 package core
 
-import (
-	"github.com/distbench/distbench/collective"
-	"github.com/distbench/distbench/collective/driver"
-)
+import "github.com/distbench/distbench/collective"
 
 var _ collective.WireCounter = (*Group)(nil)
 
 // WireBytes is what the job's transport has sent and received, when it
-// counts (driver.WireCounter); zero otherwise. Every group of the job
-// shares the transport, and so the counts.
+// counts (a transport may implement collective.WireCounter, as a Comm
+// may); zero otherwise. Every group of the job shares the transport, and so
+// the counts.
 func (g *Group) WireBytes() collective.WireBytes {
-	wc, ok := g.shared.tr.(driver.WireCounter)
+	wc, ok := g.shared.tr.(collective.WireCounter)
 	if !ok {
 		return collective.WireBytes{}
 	}
-	sent, recv := wc.WireBytes()
-	return collective.WireBytes{Sent: sent, Recv: recv}
+	return wc.WireBytes()
 }

@@ -88,8 +88,8 @@ func TestShmMessageSizes(t *testing.T) {
 				}
 			}
 			wg.Wait()
-			sent, _ := m.ts[0].WireBytes()
-			_, recv := m.ts[1].WireBytes()
+			sent := m.ts[0].WireBytes().Sent
+			recv := m.ts[1].WireBytes().Recv
 			if sent != recv || sent == 0 {
 				t.Errorf("wire bytes: sent %d, received %d", sent, recv)
 			}

@@ -1,16 +1,16 @@
-// Counts of the payload bytes each rank moves (driver.WireCounter).
+// Counts of the payload bytes each rank moves (collective.WireCounter).
 
 package transport
 
 import (
 	"sync/atomic"
 
-	"github.com/distbench/distbench/collective/driver"
+	"github.com/distbench/distbench/collective"
 )
 
 var (
-	_ driver.WireCounter = (*Mem)(nil)
-	_ driver.WireCounter = (*TCP)(nil)
+	_ collective.WireCounter = (*Mem)(nil)
+	_ collective.WireCounter = (*TCP)(nil)
 )
 
 // wireCount is a rank's cumulative payload bytes, one atomic add per whole
@@ -24,9 +24,13 @@ type wireCount struct {
 	sent, recv atomic.Int64
 }
 
+func (w *wireCount) bytes() collective.WireBytes {
+	return collective.WireBytes{Sent: w.sent.Load(), Recv: w.recv.Load()}
+}
+
 // WireBytes returns the payload bytes this rank has sent and received.
-func (m *Mem) WireBytes() (sent, recv int64) { return m.wire.sent.Load(), m.wire.recv.Load() }
+func (m *Mem) WireBytes() collective.WireBytes { return m.wire.bytes() }
 
 // WireBytes returns the payload bytes this rank has sent and received over
 // the mesh, data frames only.
-func (t *TCP) WireBytes() (sent, recv int64) { return t.wire.sent.Load(), t.wire.recv.Load() }
+func (t *TCP) WireBytes() collective.WireBytes { return t.wire.bytes() }

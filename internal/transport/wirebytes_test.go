@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/collective/driver"
 )
 
@@ -74,7 +75,8 @@ func TestWireBytes(t *testing.T) {
 			}
 			got := make([][2]int64, len(trs))
 			for r, tr := range trs {
-				got[r][0], got[r][1] = tr.(driver.WireCounter).WireBytes()
+				w := tr.(collective.WireCounter).WireBytes()
+				got[r][0], got[r][1] = w.Sent, w.Recv
 			}
 			if w := [][2]int64{{want, 0}, {0, want}, {0, 0}}; fmt.Sprint(got) != fmt.Sprint(w) {
 				t.Errorf("(sent, recv) by rank = %v, want %v", got, w)
