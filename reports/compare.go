@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -444,16 +445,16 @@ func whyFailed(r *results.Record) string {
 
 func comparePoint(key string, b, n *indexed, o CompareOptions, roundNoise float64) PointComparison {
 	pc := PointComparison{Key: key, Change: math.NaN(), ChangeLo: math.NaN(), ChangeHi: math.NaN(), RoundChange: math.NaN(), BestRoundChange: math.NaN(), P: 1, Verdict: Missing}
-	var any *results.Record
+	var rec *results.Record // any record of the point, to name it by
 	if b != nil {
 		pc.Base = b.ok
-		any = cmp(b.ok, b.failed)
+		rec = cmp.Or(b.ok, b.failed)
 	}
 	if n != nil {
 		pc.New = n.ok
-		any = cmp(cmp(n.ok, n.failed), any)
+		rec = cmp.Or(n.ok, n.failed, rec)
 	}
-	pc.Name = results.BenchName(any)
+	pc.Name = results.BenchName(rec)
 	baseHad := b != nil && b.ok != nil
 	switch {
 	case b == nil:
@@ -540,13 +541,6 @@ func comparePoint(key string, b, n *indexed, o CompareOptions, roundNoise float6
 	return pc
 }
 
-func cmp(a, b *results.Record) *results.Record {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 func runNotes(base, nw *results.Run) []string {
 	var notes []string
 	for _, x := range []struct {
@@ -578,7 +572,7 @@ func runNotes(base, nw *results.Run) []string {
 // comparePointOrder sorts points as the report sections do: by collective,
 // then strategy, world size and size.
 func comparePointOrder(a, b *PointComparison) int {
-	ra, rb := cmp(a.Base, a.New), cmp(b.Base, b.New)
+	ra, rb := cmp.Or(a.Base, a.New), cmp.Or(b.Base, b.New)
 	if ra != nil && rb != nil {
 		if d := collectiveRank(ra.Collective) - collectiveRank(rb.Collective); d != 0 {
 			return d

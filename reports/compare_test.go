@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -149,7 +150,7 @@ func TestCompare(t *testing.T) {
 				t.Fatalf("%d points, want %d", len(c.Points), nPoints)
 			}
 			for _, p := range c.Points {
-				r := cmp(p.Base, p.New)
+				r := cmp.Or(p.Base, p.New)
 				var key string
 				if r != nil {
 					key = strings.Join([]string{r.Strategy, strconv.Itoa(r.NP), strconv.Itoa(int(r.Bytes))}, "/")
