@@ -277,17 +277,11 @@ func pairedStats(pc *PointComparison, q []float64, pairNoise float64) {
 	// The robust t statistic of the median log ratio: its standard
 	// error from the ratios' MAD, floored at half the run's typical
 	// spread, since a handful of ratios can agree by chance.
-	pc.SE = medianSE(max(stats.ScaledMAD(logs), pairNoise/2), len(q))
+	pc.SE = stats.MedianSE(max(stats.ScaledMAD(logs), pairNoise/2), len(q))
 	if pc.SE > 0 {
 		pc.P = 2 * stats.StudentTSF(math.Abs(math.Log1p(pc.Change))/pc.SE, float64(len(q)-1))
 	}
 	pc.Verdict = Same // judgePaired decides, once it knows how many points are judged
-}
-
-// medianSE is the standard error of the median of n values of spread
-// sigma: √(π/2) σ/√n, for values near normal.
-func medianSE(sigma float64, n int) float64 {
-	return 1.2533 * sigma / math.Sqrt(float64(n))
 }
 
 // judgePaired gives each judged point its gate and verdict. The gate is the

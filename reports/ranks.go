@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/distbench/distbench/results"
+	"github.com/distbench/distbench/stats"
 )
 
 // maxRankPoints is how many points the per-rank section shows.
@@ -117,7 +118,7 @@ func (rp *report) writeRanks() error {
 	show = show[:min(len(show), maxRankPoints)]
 	t := &table{header: []string{"point", "rank", "host", "median (µs)", "mean (µs)", "× median rank"}, left: map[int]bool{2: true}}
 	for _, p := range show {
-		mid := medianOfRanks(p.r.RankMedianUs)
+		mid := stats.LowerMedian(p.r.RankMedianUs) // the median rank's, as SlowestRank takes it
 		for rank, med := range p.r.RankMedianUs {
 			ratio := ""
 			if mid > 0 {
@@ -174,14 +175,4 @@ func slowSummary(sig []rankPoint, of int) string {
 		parts = append(parts, part+")")
 	}
 	return "Slowest rank beyond the noise: " + strings.Join(parts, "; ") + "."
-}
-
-// medianOfRanks is the median rank's median, as SlowestRank takes it: the
-// lower middle of the sorted medians.
-func medianOfRanks(meds []float64) float64 {
-	s := slices.Sorted(slices.Values(meds))
-	if len(s) == 0 {
-		return 0
-	}
-	return s[(len(s)-1)/2]
 }

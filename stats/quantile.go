@@ -46,6 +46,24 @@ func Median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// LowerMedian is the lower middle of xs sorted: the median for an odd
+// number of values, the lesser of the middle pair for an even one, so
+// always one of the values (as results.SlowestRank takes the median rank);
+// 0 for none. It does not modify xs.
+func LowerMedian(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[(len(s)-1)/2]
+}
+
+// MedianSE is the standard error of the median of n values of standard
+// deviation sigma: √(π/2) σ/√n, for values near normal.
+func MedianSE(sigma float64, n int) float64 {
+	return 1.2533 * sigma / math.Sqrt(float64(n))
+}
+
 // RelativeIQRSpread is the interquartile range of xs over 1.349 (a normal
 // distribution's standard deviation, estimated so that a few slow outliers
 // do not inflate it) divided by their median, so a fraction of it. It is 0

@@ -146,3 +146,19 @@ func TestScaledMAD(t *testing.T) {
 		})
 	}
 }
+
+func TestLowerMedian(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{7}, 7},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2}, // the lesser of the middle pair, not 2.5
+	} {
+		if got := LowerMedian(tc.xs); got != tc.want {
+			t.Errorf("LowerMedian(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}
