@@ -101,13 +101,13 @@ func expandSrc(src []byte) (*Expanded, error) {
 	return p.Expand()
 }
 
-// TestReadmeExample keeps the README's plan example the file the golden
-// test expands: the README shows testdata/example.yaml without its header
-// comment.
+// TestReadmeExample keeps the guide's plan example (docs/guide/sweep.md)
+// the file the golden test expands: the guide shows testdata/example.yaml
+// without its header comment.
 func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "guide", "sweep.md"))
 	if err != nil {
-		t.Skipf("no README beside the module: %v", err)
+		t.Skipf("no docs/guide/sweep.md beside the module: %v", err)
 	}
 	example, err := os.ReadFile(filepath.Join("testdata", "example.yaml"))
 	if err != nil {
@@ -115,14 +115,14 @@ func TestReadmeExample(t *testing.T) {
 	}
 	_, after, ok := strings.Cut(string(readme), "\n**Plans.**")
 	if !ok {
-		t.Fatal(`README.md has no "**Plans.**" section`)
+		t.Fatal(`docs/guide/sweep.md has no "**Plans.**" section`)
 	}
 	_, block, ok := strings.Cut(after, "```yaml\n")
 	if ok {
 		block, _, ok = strings.Cut(block, "```\n")
 	}
 	if !ok {
-		t.Fatal("README.md's Plans section has no ```yaml block")
+		t.Fatal("docs/guide/sweep.md's Plans section has no ```yaml block")
 	}
 	var want strings.Builder
 	for _, line := range strings.SplitAfter(string(example), "\n") {
@@ -131,6 +131,6 @@ func TestReadmeExample(t *testing.T) {
 		}
 	}
 	if block != want.String() {
-		t.Errorf("README.md's plan example differs from testdata/example.yaml (without its header):\n%s", golden.Diff(want.String(), block))
+		t.Errorf("docs/guide/sweep.md's plan example differs from testdata/example.yaml (without its header):\n%s", golden.Diff(want.String(), block))
 	}
 }
