@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distbench/distbench/collective"
+	"github.com/distbench/distbench/internal/linkspec"
 	"github.com/distbench/distbench/internal/rendezvous"
 	"github.com/distbench/distbench/internal/transport"
 )
@@ -95,14 +96,14 @@ func OpenSettings(ctx context.Context, s Settings, getenv func(string) string) (
 		return nil, err
 	}
 	store := jobStore{prefix: "job/" + s.JobID + "/", st: sess.Store()}
-	var link *transport.Link
+	var link *linkspec.Link
 	if s.Link != "" {
-		rl, err := transport.ParseRankLinks(s.Link)
+		rl, err := linkspec.ParseRankLinks(s.Link)
 		if err != nil {
 			sess.Close()
 			return nil, err
 		}
-		if l := rl.For(sess.Rank()); l != (transport.Link{}) {
+		if l := rl.For(sess.Rank()); l != (linkspec.Link{}) {
 			link = &l
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/distbench/distbench/collective"
 	"github.com/distbench/distbench/harness/launch"
-	"github.com/distbench/distbench/internal/transport"
+	"github.com/distbench/distbench/internal/linkspec"
 )
 
 // The environment variables Open reads, beside the launcher's (RANK,
@@ -121,12 +121,12 @@ func settingsFromEnv(getenv func(string) string) (Settings, error) {
 		}
 	}
 	if s.Transport != "" {
-		if err := transport.CheckTransport(s.Transport); err != nil {
+		if err := linkspec.CheckTransport(s.Transport); err != nil {
 			return s, fmt.Errorf("%s: %w", EnvTransport, err)
 		}
 	}
 	if s.Link != "" {
-		if _, err := transport.ParseRankLinks(s.Link); err != nil {
+		if _, err := linkspec.ParseRankLinks(s.Link); err != nil {
 			return s, fmt.Errorf("%s: %w", EnvLink, err)
 		}
 	}

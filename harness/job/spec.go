@@ -188,7 +188,7 @@ func (s *Spec) Validate() error {
 		}
 		// Shared memory joins ranks of one host only: refused here, before
 		// any worker starts, not by every pair of ranks once they have.
-		if s.Transport == transport.TransportShm && len(hosts) > 1 {
+		if s.Transport == linkspec.TransportShm && len(hosts) > 1 {
 			return fmt.Errorf("transport shm with hosts %q: shared memory joins ranks of one host, and %q lays out %d (accepted: transport auto, which carries cross-host pairs over TCP, or one host)",
 				s.Hosts, s.Hosts, len(hosts))
 		}
