@@ -30,8 +30,8 @@ var externalDocPaths = map[string]string{
 // issue is writing as this test is written; they are logged, not failed,
 // until they land. Remove an entry once its file exists.
 var pendingDocPaths = map[string]string{
-	"docs/guide/ci.md":      "issue 34a (the CI recipe) is writing it",
-	"docs/guide/pytorch.md": "issue 33 (the PyTorch backend) is writing it",
+	"docs/guide/ci.md":        "issue 34a (the CI recipe) is writing it",
+	"docs/notes/torch-ddp.md": "issue 33 (the PyTorch backend) is measuring it",
 }
 
 // TestDocPaths: every documentation path that code, scripts, the README,
@@ -89,9 +89,14 @@ func TestDocPaths(t *testing.T) {
 				}
 				rel := path.Join(path.Dir(name), target)
 				checked++
-				if strings.HasPrefix(rel, "../") || !exists(rel) {
-					t.Errorf("%s:%d: links to %s (%s), which does not exist", name, i+1, m[1], rel)
+				if !strings.HasPrefix(rel, "../") && exists(rel) {
+					continue
 				}
+				if why, ok := pendingDocPaths[rel]; ok {
+					t.Logf("%s:%d: links to %s, not written yet: %s", name, i+1, rel, why)
+					continue
+				}
+				t.Errorf("%s:%d: links to %s (%s), which does not exist", name, i+1, m[1], rel)
 			}
 		}
 	}
