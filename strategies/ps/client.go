@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/distbench/distbench/collective/driver"
@@ -31,6 +32,11 @@ type serverConn struct {
 	creds       credentials.TransportCredentials
 	peerTimeout time.Duration
 	timeout     time.Duration
+
+	// failedOp is set once an operation failed at this server (it died,
+	// or did not answer): Close then says no goodbye to it, which a
+	// stopped server would hold to the goodbyes' timeout.
+	failedOp atomic.Bool
 
 	ready chan struct{} // closed once addr, cc and err are set
 	addr  string

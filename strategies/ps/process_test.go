@@ -347,6 +347,20 @@ func TestStoppedServerIsNamed(t *testing.T) {
 					t.Errorf("rank %d: failed %v after the stop, beyond the bound of %v", r, took, tc.bound)
 				}
 			}
+			// Then each worker ends: Close says no goodbye to the server
+			// its operation failed at, and waits 250ms for the others,
+			// not the goodbyes' 5s, which the stopped server would hold
+			// whole (the worker then ended 5-8s after its diagnosis).
+			for r, c := range comms {
+				if c == nil {
+					continue
+				}
+				start := time.Now()
+				c.Close()
+				if took := time.Since(start); took >= 4*time.Second {
+					t.Errorf("rank %d: Close took %v after the failure: it waited for the stopped server", r, took.Round(time.Millisecond))
+				}
+			}
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distbench/distbench/collective"
@@ -20,6 +21,10 @@ import (
 const (
 	byeTimeout   = 5 * time.Second
 	abortTimeout = 2 * time.Second
+	// failedByeTimeout bounds the goodbyes once an operation has failed
+	// at a server: part of the bound on how long after a server stops
+	// every worker ends (docs/faults.md).
+	failedByeTimeout = 250 * time.Millisecond
 )
 
 // world is one worker's view of the job's servers, shared by its groups.
@@ -41,6 +46,7 @@ type world struct {
 	made map[string]int // groups made per member list, for group identities
 
 	closeOnce sync.Once
+	failed    atomic.Bool // an operation failed at a server
 }
 
 func newWorld(ctx context.Context, cfg collective.Config, o options) (*world, error) {
@@ -146,6 +152,9 @@ func (w *world) exchange(ctx context.Context, what string, jobs []job) error {
 			var re *RPCError
 			if errors.As(r.err, &re) && re.Code == codes.InvalidArgument {
 				skip = -1 // it refused a message, and is as fine as the others
+			} else if skip >= 0 && skip < len(w.conns) {
+				w.conns[skip].failedOp.Store(true)
+				w.failed.Store(true)
 			}
 			w.relay(skip, what, r.err)
 			cancel()
@@ -209,10 +218,18 @@ func shaper(tr driver.Transport) func(net.Conn) net.Conn {
 // waitLocal for a process that must not exit before then.
 func (w *world) close() {
 	w.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), min(w.cfg.OpTimeout(), byeTimeout))
+		wait := min(w.cfg.OpTimeout(), byeTimeout)
+		if w.failed.Load() {
+			// The job failed at a server: the live ones answer at once,
+			// and waiting longer only delays this worker's exit.
+			wait = min(wait, failedByeTimeout)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		var wg sync.WaitGroup
 		for _, c := range w.conns {
-			wg.Go(func() { c.bye(ctx) })
+			if !c.failedOp.Load() {
+				wg.Go(func() { c.bye(ctx) })
+			}
 		}
 		wg.Wait()
 		cancel()
