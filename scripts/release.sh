@@ -47,6 +47,11 @@ archive() {
 	mkdir -p "$dir"
 	env GOOS=linux GOARCH="$arch" CGO_ENABLED="$cgo" ${cc:+CC="$cc"} \
 		go build -buildvcs=true -ldflags="-buildid=" -o "$dir/distbench" ./cmd/distbench
+	# --version must name the commit: never "(devel), commit unknown".
+	if ! go version -m "$dir/distbench" | grep -q "vcs.revision=$rev\$"; then
+		echo "release.sh: $name: the binary's build info does not name commit $rev" >&2
+		exit 1
+	fi
 	cp LICENSE NOTICE README.md CHANGELOG.md "$dir/"
 	touch -d "@$SOURCE_DATE_EPOCH" "$dir" "$dir"/*
 	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner --format=ustar \
