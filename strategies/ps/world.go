@@ -23,7 +23,7 @@ const (
 	abortTimeout = 2 * time.Second
 	// failedByeTimeout bounds the goodbyes once an operation has failed
 	// at a server: part of the bound on how long after a server stops
-	// every worker ends (docs/faults.md).
+	// every worker ends (docs/design/faults.md).
 	failedByeTimeout = 250 * time.Millisecond
 )
 
