@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"strconv"
 	"testing"
 
@@ -154,9 +155,17 @@ func TestDockerfile(t *testing.T) {
 	if goLine == nil || from == nil || string(goLine[1]) != string(from[1]) {
 		t.Errorf("Dockerfile builds with golang:%s, go.mod says go %s", from, goLine)
 	}
-	for _, want := range []string{"./cmd/distbench", "USER nonroot", "CGO_ENABLED=0"} {
+	for _, want := range []string{"./cmd/distbench", "CGO_ENABLED=0"} {
 		if !bytes.Contains(df, []byte(want)) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
+	}
+	// The final stage runs as a non-root user, by name or by uid.
+	users := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindAllSubmatch(df, -1)
+	if len(users) == 0 {
+		t.Fatal("Dockerfile sets no USER: the image would run as root")
+	}
+	if u := string(users[len(users)-1][1]); u == "root" || u == "0" || strings.HasPrefix(u, "0:") || strings.HasPrefix(u, "root:") {
+		t.Errorf("Dockerfile's last USER is %q: the image runs as root", u)
 	}
 }
