@@ -141,7 +141,7 @@ func TestDDPAndConformance(t *testing.T) {
 			log := torchrun(t, py, tc.np, env(t, extra...), "--default", tc.deflt, "--strategies", strings.Join(tc.strats, ","), "--steps", "20")
 			for r := 0; r < tc.np; r++ {
 				for _, s := range tc.strats {
-					for _, what := range []string{"conformance", "DDP 20 steps"} {
+					for _, what := range []string{"conformance", "DDP 20 steps", "ZeroRedundancyOptimizer"} {
 						if want := fmt.Sprintf("PASS rank %d %s %s", r, s, what); !strings.Contains(log, want) {
 							t.Errorf("no %q in the job's output:\n%s", want, log)
 						}

@@ -7,7 +7,8 @@ exits 0, or raises.
     (or, where gloo has none, reduce_scatter's, one made from gloo's
     allgather), for every strategy in --strategies; then DDP of a small
     model for --steps steps through distbench beside the same DDP through
-    gloo, whose parameters must end equal (to float tolerance).
+    gloo, whose parameters must end equal (to float tolerance), and the
+    same for ZeroRedundancyOptimizer under DDP.
   --kill-rank R: DDP through distbench in which rank R kills itself
     (SIGKILL) in the middle of step 3; the others must fail with a
     RuntimeError naming rank R, which they write to $CHECK_ERRDIR/rank-N.
@@ -184,6 +185,33 @@ def ddp_pair(pg, gloo, name, steps):
     return worst
 
 
+def zero_pair(pg, gloo, name, steps):
+    """ZeroRedundancyOptimizer under DDP through pg beside the same through
+    gloo: each rank steps its shard and broadcasts it, so the parameters
+    must end equal."""
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    r = dist.get_rank()
+    torch.manual_seed(2)
+    base = Net()
+    runs = {}
+    for label, group in (("distbench", pg), ("gloo", gloo)):
+        m = Net()
+        m.load_state_dict(base.state_dict())
+        opt = ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.SGD, process_group=group, lr=0.05)
+        runs[label] = (DDP(m, process_group=group), opt)
+    for step in range(steps):
+        g = torch.Generator().manual_seed(77 * step + r)
+        x, y = torch.randn(16, 10, generator=g), torch.randint(0, 4, (16,), generator=g)
+        for label, (model, opt) in runs.items():
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    worst = max((a - b).abs().max().item() for a, b in zip(runs["distbench"][0].parameters(), runs["gloo"][0].parameters()))
+    if worst > 1e-5:
+        raise AssertionError("%s ZeroRedundancyOptimizer: parameters differ from gloo's by %g" % (name, worst))
+    return worst
+
+
 def run_conformance(args):
     default = args.default
     if default == "distbench":
@@ -203,6 +231,8 @@ def run_conformance(args):
         print("PASS rank %d %s conformance: %d checks" % (r, name, n), flush=True)
         worst = ddp_pair(pg, gloo, name, args.steps)
         print("PASS rank %d %s DDP %d steps, np %d: largest difference from gloo %g" % (r, name, args.steps, dist.get_world_size(), worst), flush=True)
+        worst = zero_pair(pg, gloo, name, 5)
+        print("PASS rank %d %s ZeroRedundancyOptimizer 5 steps: largest difference from gloo %g" % (r, name, worst), flush=True)
     dist.destroy_process_group()
 
 
