@@ -30,8 +30,11 @@ for round in $(seq 1 "$ROUNDS"); do
     backend=distbench
     [ "$b" = gloo ] && backend=gloo
     # shellcheck disable=SC2086  # ARGS is a list of flags
-    line=$(DISTBENCH_STRATEGY=$b OMP_NUM_THREADS=1 "$PYTHON" -m torch.distributed.run --standalone \
-      --nproc_per_node "$NP" --redirects 2 --tee 2 --log_dir "$logs" \
+    # a rendezvous port of its own: --standalone's fixed 29400 may be
+    # another torchrun's on a shared machine
+    port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    line=$(DISTBENCH_STRATEGY=$b OMP_NUM_THREADS=1 "$PYTHON" -m torch.distributed.run --nnodes 1 --rdzv_backend c10d \
+      --rdzv_endpoint "127.0.0.1:$port" --rdzv_id "bench-$$-$round-$b" --nproc_per_node "$NP" --redirects 2 --tee 2 --log_dir "$logs" \
       examples/torch_ddp.py --backend "$backend" $ARGS 2>/dev/null | grep '^{' | tail -n1) || true
     if [ -z "$line" ]; then
       echo "round $round $b: failed (run it alone to see why)" >&2

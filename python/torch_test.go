@@ -102,7 +102,12 @@ func torchrun(t *testing.T, py string, np int, envs []string, args ...string) st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmdArgs := append([]string{"-m", "torch.distributed.run", "--standalone", fmt.Sprintf("--nproc_per_node=%d", np),
+	// A rendezvous endpoint of its own, not --standalone's fixed port
+	// 29400, which another torchrun on the machine may hold (and whose
+	// job this one would then join).
+	cmdArgs := append([]string{"-m", "torch.distributed.run", "--nnodes=1", "--rdzv_backend=c10d",
+		fmt.Sprintf("--rdzv_endpoint=127.0.0.1:%d", freePort(t)), fmt.Sprintf("--rdzv_id=check-%d-%d", os.Getpid(), time.Now().UnixNano()),
+		fmt.Sprintf("--nproc_per_node=%d", np),
 		"--redirects", "2", "--tee", "2", "--log_dir", t.TempDir(), filepath.Join("tests", "check.py")}, args...)
 	cmd := exec.CommandContext(ctx, py, cmdArgs...)
 	cmd.Env = envs
