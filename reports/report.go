@@ -55,11 +55,12 @@ func Generate(runDir string) error {
 
 func (rp *report) write() error {
 	rp.m.h(1, "distbench report: "+filepath.Base(filepath.Clean(rp.dir)))
+	secs := collectiveSections(rp.run.Records)
+	rp.writeHeadline(secs)
 	if err := rp.writeEnv(); err != nil {
 		return err
 	}
 	rp.writeStatus()
-	secs := collectiveSections(rp.run.Records)
 	rp.writeVerdict(secs)
 	if err := rp.writeRanks(); err != nil {
 		return fmt.Errorf("per-rank times: %w", err)
@@ -192,8 +193,13 @@ func (rp *report) writeStatus() {
 	}
 	failed := run.Failed()
 	var nErr, nInc, nWrong int
+	skipped := run.LeftOut()
 	for _, r := range failed {
 		switch {
+		case isSkipped(&r):
+			if why := strings.TrimPrefix(r.Error, skippedPrefix); !slices.Contains(skipped, why) {
+				skipped = append(skipped, why)
+			}
 		case r.Error != "":
 			nErr++
 		default:
@@ -223,9 +229,6 @@ func (rp *report) writeStatus() {
 		}
 		reasons = append(reasons, fmt.Sprintf("%d planned point(s) have no result: %s%s", len(missing), "`"+strings.Join(list, "`, `")+"`", more))
 	}
-	for _, n := range run.LeftOut() {
-		reasons = append(reasons, "**left out**, as it cannot run here: "+n)
-	}
 	measured := 0
 	var partial []string
 	for i := range run.Records {
@@ -251,14 +254,30 @@ func (rp *report) writeStatus() {
 	rp.incomplete = len(reasons) > 0
 	if len(reasons) == 0 {
 		rp.m.p("**Complete.** %d collective points measured%s, none failed.", measured, inRounds)
-		return
+	} else {
+		rp.m.p("**Incomplete.** %d collective points measured%s; read the results with that in mind:", measured, inRounds)
+		for _, r := range reasons {
+			rp.m.WriteString("- " + r + "\n")
+		}
+		rp.m.WriteString("\n")
 	}
-	rp.m.p("**Incomplete.** %d collective points measured%s; read the results with that in mind:", measured, inRounds)
-	for _, r := range reasons {
-		rp.m.WriteString("- " + r + "\n")
+	// What the plan named but this machine cannot run (nccl without a
+	// GPU) is no failure of the run: it is skipped here, and says why.
+	if len(skipped) > 0 {
+		rp.m.p("**Skipped here**, as this machine cannot run them:")
+		for _, n := range skipped {
+			rp.m.WriteString("- " + n + "\n")
+		}
+		rp.m.WriteString("\n")
 	}
-	rp.m.WriteString("\n")
 }
+
+// skippedPrefix begins the error of a point the sweep recorded as one this
+// machine cannot run (a plan without skip_unavailable): no failure of the
+// run, but a point skipped here.
+const skippedPrefix = "skipped: "
+
+func isSkipped(r *results.Record) bool { return strings.HasPrefix(r.Error, skippedPrefix) }
 
 // readRun reads a run directory as reports and compare see it: each point
 // measured in rounds merged into one record, its statistics recomputed from
@@ -287,6 +306,9 @@ func maxRounds(recs []results.Record) int {
 func (rp *report) writeFailed() error {
 	var rows [][]string
 	for _, r := range rp.run.Failed() {
+		if isSkipped(&r) {
+			continue // under Status, as skipped here
+		}
 		what := r.Error
 		if what == "" {
 			what = "incomplete: stopped before all iterations ran"

@@ -33,7 +33,7 @@ func (rp *report) writeVerdict(secs []*section) {
 			"\"CIs within\" gives the lowest and the highest bound of its sizes' intervals.\n\n")
 	}
 	for _, g := range trainGroups(rp.run.Records) {
-		if l := trainingVerdict(g); l != "" {
+		if l := trainingVerdict(g, secs); l != "" {
 			fmt.Fprintf(&body, "**Training %s**: %s.\n\n", g.title, l)
 		}
 	}
@@ -176,38 +176,11 @@ func isPS(base string) bool { return base == "ps" || strings.HasPrefix(base, "ps
 // It is the default transport's (the mesh); ps/grpc is no allreduce to
 // compare it with.
 func psFactor(s *section, np int) string {
-	lo, hi := math.Inf(1), 0.0
-	ciLo, ciHi := math.Inf(1), 0.0
-	var at []int64
-	for _, name := range s.series {
-		if s.base[name] != "ps" || s.peer[name] {
-			continue
-		}
-		for _, b := range s.sizes {
-			ps := s.at(name, np, b)
-			if ps == nil || ps.TimeUs <= 0 {
-				continue
-			}
-			var best *results.Record
-			bestName := ""
-			for _, other := range s.series {
-				if r := s.at(other, np, b); r != nil && !s.peer[other] && !isPS(s.base[other]) && r.TimeUs > 0 && (best == nil || r.TimeUs < best.TimeUs) {
-					best, bestName = r, other
-				}
-			}
-			if best == nil {
-				continue
-			}
-			f := ps.TimeUs / best.TimeUs
-			lo, hi = math.Min(lo, f), math.Max(hi, f)
-			l, h := ratioCI(best, ps, fmt.Sprintf("%s/np=%d/bytes=%d/%s/%s", s.slug, np, b, bestName, name))
-			ciLo, ciHi = math.Min(ciLo, 1+l), math.Max(ciHi, 1+h) // NaN stays NaN
-			at = append(at, b)
-		}
-	}
-	if len(at) == 0 {
+	f := psFactors(s, []int{np})
+	if f.n == 0 {
 		return ""
 	}
+	lo, hi, ciLo, ciHi, at := f.lo, f.hi, f.ciLo, f.ciHi, f.at
 	var notes []string
 	text := fmt.Sprintf("%.1f×", lo)
 	if fmt.Sprintf("%.1f", lo) != fmt.Sprintf("%.1f", hi) {
@@ -231,7 +204,7 @@ func psFactor(s *section, np int) string {
 // trainingVerdict is how soon each training series of g reached the
 // target accuracy, then each one's final test accuracy and wall time, in
 // the order they reached the target; or "".
-func trainingVerdict(g *trainGroup) string {
+func trainingVerdict(g *trainGroup, secs []*section) string {
 	t := timeToTarget(g)
 	var finals []string
 	for _, r := range t.byTime() {
@@ -248,7 +221,11 @@ func trainingVerdict(g *trainGroup) string {
 	if t.pct == 0 {
 		return final
 	}
-	return fmt.Sprintf("%s; %s (%s)", t.verdict(), final, t.evalNote())
+	race := raceOf(g).sentence(secs)
+	if race == "" {
+		race = t.verdict()
+	}
+	return fmt.Sprintf("%s; %s (%s)", race, final, t.evalNote())
 }
 
 // caveats are what bounds the verdict: world sizes with more ranks than
