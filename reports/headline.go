@@ -121,9 +121,25 @@ func headlineLine(s *section) string {
 		}
 		parts = append(parts, text)
 	}
-	for _, pair := range byCells(ties) {
-		a, b, _ := strings.Cut(pair, " ≈ ")
-		parts = append(parts, fmt.Sprintf("no difference between %s and %s %s", a, b, where(s, ties[pair].cells)))
+	// Ties: one pair reads "no difference between ring and tree at …";
+	// several, "no difference between the two fastest: ring ≈ tree at …,
+	// ps ≈ tree at …", and where nothing won anywhere the sentence says so
+	// first, since that is the answer.
+	tiePairs := byCells(ties)
+	switch {
+	case len(tiePairs) == 1:
+		a, b, _ := strings.Cut(tiePairs[0], " ≈ ")
+		parts = append(parts, fmt.Sprintf("no difference between %s and %s %s", a, b, where(s, ties[tiePairs[0]].cells)))
+	case len(tiePairs) > 1:
+		var pairs []string
+		for _, pair := range tiePairs {
+			pairs = append(pairs, pair+" "+where(s, ties[pair].cells))
+		}
+		lead := "no difference between the two fastest: "
+		if len(wins) == 0 {
+			lead = "no strategy is fastest beyond the noise anywhere; the two fastest: "
+		}
+		parts = append(parts, lead+strings.Join(pairs, ", "))
 	}
 	if len(parts) == 0 {
 		return ""

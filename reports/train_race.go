@@ -32,6 +32,7 @@ type raceRow struct {
 	runs           int       // how many runs the series' records hold
 	steps          int       // training steps to the target
 	stepMs         []float64 // compute + exposed communication, each step up to the target
+	computeMs      []float64 // compute alone, the same steps
 	seconds        float64   // steps × median step time
 }
 
@@ -70,6 +71,7 @@ func raceOf(g *trainGroup) trainRace {
 		for _, st := range steps {
 			if (row.runs <= 1 || st.Step <= r.step) && st.ComputeMs+st.ExposedMs > 0 {
 				row.stepMs = append(row.stepMs, st.ComputeMs+st.ExposedMs)
+				row.computeMs = append(row.computeMs, st.ComputeMs)
 			}
 		}
 		if len(row.stepMs) == 0 {
@@ -129,8 +131,12 @@ func contradicts(fast, slow raceRow, secs []*section) string {
 	if !compared {
 		return ""
 	}
-	return fmt.Sprintf("the allreduce measurements at %d ranks find %s no faster than %s at any size, so the step times' difference is not the strategy's",
+	why := fmt.Sprintf("the allreduce measurements at %d ranks find %s no faster than %s at any size, so the step times' difference is not the strategy's",
 		fast.np, fast.strategy, slow.strategy)
+	if cf, cs := stats.Median(fast.computeMs), stats.Median(slow.computeMs); cf > 0 && cs/cf >= 1.1 {
+		why += fmt.Sprintf(" (their compute, the same work, differed by %.1f× too: the machine's load)", cs/cf)
+	}
+	return why
 }
 
 // sentence is the group's comparison: the soonest series, with those that
@@ -161,7 +167,7 @@ func (race trainRace) sentence(secs []*section) string {
 	}
 	// How much sooner the leaders were than each other series: the range
 	// of the ratios over the leaders, and of their intervals' bounds.
-	var slower []string
+	var slower, unclear []string
 	for _, r := range rest {
 		fLo, fHi, ciLo, ciHi := math.Inf(1), 0.0, math.Inf(1), 0.0
 		for _, l := range leaders {
@@ -172,6 +178,10 @@ func (race trainRace) sentence(secs []*section) string {
 		ci := "95% CI"
 		if len(leaders) > 1 {
 			ci = "95% CIs within"
+		}
+		if ciLo <= 1 { // beyond the noise against one leader, not all
+			unclear = append(unclear, fmt.Sprintf("%s took %s their time (%s %.2f–%.2f×), not clearly more", r.name, ratioRange(fLo, fHi), ci, ciLo, ciHi))
+			continue
 		}
 		slower = append(slower, fmt.Sprintf("%s sooner than %s (%s %.2f–%.2f×)", ratioRange(fLo, fHi), r.name, ci, ciLo, ciHi))
 	}
@@ -197,6 +207,9 @@ func (race trainRace) sentence(secs []*section) string {
 	}
 	if len(slower) > 0 {
 		text += " " + joinAnd(slower)
+	}
+	if len(unclear) > 0 {
+		text += "; " + strings.Join(unclear, "; ")
 	}
 	runs := "one run each"
 	for _, r := range race.rows {
