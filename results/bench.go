@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -180,4 +181,19 @@ func FormatSize(n int64) string {
 		return fmt.Sprintf("%dKiB", n>>10)
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// FormatDuration writes a run's duration to the precision it deserves:
+// whole seconds from 10s ("4m14s"), tenths below ("2.3s"), milliseconds
+// under a second ("340ms"), so that a short run never reads "0s".
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.String()
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
@@ -142,6 +143,25 @@ func TestBenchFile(t *testing.T) {
 		v, unit := benchunit.Tidy(tt.v, tt.unit)
 		if got := benchunit.Scale(v, benchunit.ClassOf(unit)); unit != tt.unit || got != tt.want {
 			t.Errorf("benchstat shows %v %s as %s %s, want %s %s", tt.v, tt.unit, got, unit, tt.want, tt.unit)
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{254*time.Second + 400*time.Millisecond, "4m14s"},
+		{12*time.Second + 600*time.Millisecond, "13s"},
+		{2345 * time.Millisecond, "2.3s"},
+		{340*time.Millisecond + 200*time.Microsecond, "340ms"},
+		{1500 * time.Microsecond, "2ms"},
+		{800 * time.Microsecond, "800µs"},
+		{0, "0s"},
+	} {
+		if got := FormatDuration(tt.d); got != tt.want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
 		}
 	}
 }

@@ -191,7 +191,7 @@ func runAB(cmd *cobra.Command, baseBin, newBin string, f *abFlags, stdout, stder
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "distbench ab: base %s; new %s; in %s\n", summary(&res.Base), summary(&res.New), res.Elapsed.Round(time.Second))
+	fmt.Fprintf(stdout, "distbench ab: base %s; new %s; in %s\n", summary(&res.Base), summary(&res.New), results.FormatDuration(res.Elapsed))
 	c, err := reports.PairedCompare(filepath.Join(dir, "base"), filepath.Join(dir, "new"), opts)
 	if err != nil {
 		return err

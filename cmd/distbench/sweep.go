@@ -197,7 +197,7 @@ func (f *sweepFlags) finish(res *harness.SweepResult, dir string, stdout, stderr
 			fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.ReportFile))
 		}
 	}
-	fmt.Fprintf(stdout, "distbench sweep: %s in %s; results in %s\n", summary(res), res.Elapsed.Round(time.Second), filepath.Join(dir, results.FileName))
+	fmt.Fprintf(stdout, "distbench sweep: %s in %s; results in %s\n", summary(res), results.FormatDuration(res.Elapsed), filepath.Join(dir, results.FileName))
 	switch {
 	case res.Interrupted:
 		fmt.Fprintf(stderr, "distbench: sweep interrupted; continue it with: distbench sweep --resume %s\n", dir)
