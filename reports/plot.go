@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -13,15 +14,16 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/distbench/distbench/results"
 )
 
-// Plot size: wide enough for a legend beside eight sizes, and readable when
-// a markdown viewer scales it to the page.
+// Plot size: wide enough for eight sizes with the legend beside them, and
+// readable when a markdown viewer scales it to the page.
 const (
-	plotW = 7 * vg.Inch
-	plotH = 4.5 * vg.Inch
+	plotW = 9 * vg.Inch
+	plotH = 5 * vg.Inch
 )
 
 // palette is Tableau 10: distinct hues that survive colour-blindness and
@@ -58,6 +60,39 @@ func (c colors) of(name string) color.RGBA {
 	return palette[7] // grey for anything unplanned
 }
 
+// trainColors gives each training series of g a colour of its own: its
+// strategy's where it is the first series of that strategy, so that ring
+// is the same blue as in the collectives' plots, else a palette colour no
+// strategy of the report and no other series here has (ps-sync and
+// ps-async are both the parameter server, and must not share one).
+func (c colors) trainColors(g *trainGroup) map[string]color.RGBA {
+	used := map[color.RGBA]bool{}
+	for _, col := range c {
+		used[col] = true
+	}
+	out := map[string]color.RGBA{}
+	taken := map[string]bool{}
+	next := 0
+	for _, name := range g.series {
+		base := g.base[name]
+		if col, ok := c[base]; ok && !taken[base] {
+			out[name], taken[base] = col, true
+			continue
+		}
+		col := palette[7]
+		for ; next < 2*len(palette); next++ {
+			if cand := palette[next%len(palette)]; !used[cand] || next >= len(palette) {
+				col = cand
+				break
+			}
+		}
+		next++
+		used[col] = true
+		out[name] = col
+	}
+	return out
+}
+
 // lighten mixes col with white; f = 0 is col, f = 1 white.
 func lighten(col color.RGBA, f float64) color.RGBA {
 	mix := func(v uint8) uint8 { return uint8(float64(v) + (255-float64(v))*f + 0.5) }
@@ -82,17 +117,6 @@ func plotNoGrid(title, xLabel, yLabel string) *plot.Plot {
 	return p
 }
 
-// legendRoom raises the top of the y axis so that a legend of n entries at
-// the top of the plot sits above the data instead of on it.
-func legendRoom(p *plot.Plot, n int) {
-	f := 0.07 * float64(n)
-	if isLog(p.Y.Scale) && p.Y.Min > 0 && p.Y.Max > p.Y.Min {
-		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, f)
-		return
-	}
-	p.Y.Max += (p.Y.Max - p.Y.Min) * f
-}
-
 // series is one line of a line plot.
 type series struct {
 	name   string
@@ -111,6 +135,8 @@ type series struct {
 	// instead of shapes[shape].
 	marksOnly bool
 	glyph     draw.GlyphDrawer
+	// tips, when set, are each point's hover details in the SVG.
+	tips []string
 }
 
 // markEvery is how many points apart a dense series' markers go: enough to
@@ -184,6 +210,7 @@ func addSeries(p *plot.Plot, ss []series) error {
 			p.Add(eb)
 		}
 		p.Legend.Add(s.name, thumbs...)
+		addTips(p, s.xy, s.tips)
 	}
 	return nil
 }
@@ -214,7 +241,7 @@ func padRange(a *plot.Axis, log bool) {
 	}
 }
 
-// save writes p as RUN_DIR/plots/name.png and returns the path relative to
+// save writes p as RUN_DIR/plots/name.png and name.svg and returns the path relative to
 // the run directory, as the markdown links it.
 func save(p *plot.Plot, dir, name string, w, h vg.Length) (string, error) {
 	padRange(&p.X, isLog(p.X.Scale))
@@ -223,10 +250,47 @@ func save(p *plot.Plot, dir, name string, w, h vg.Length) (string, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "plots"), 0o755); err != nil {
 		return "", err
 	}
-	if err := p.Save(w, h, filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+	if err := saveSVG(p, w, h, svgName(dir, rel)); err != nil {
+		return "", fmt.Errorf("plot %s: %w", name, err)
+	}
+	c := vgimg.New(w, h)
+	drawPlot(p, draw.New(c))
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+		return "", fmt.Errorf("plot %s: %w", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), buf.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("plot %s: %w", name, err)
 	}
 	return rel, nil
+}
+
+// legendGap is the room between the plot and a legend beside it.
+const legendGap = 10 * vg.Millimeter / 2
+
+// drawPlot draws p on c with its legend to the right of the plot, beside
+// the data rather than on it: gonum draws a legend inside the data area,
+// where it hides points whatever corner it takes.
+func drawPlot(p *plot.Plot, c draw.Canvas) {
+	leg := p.Legend
+	r := leg.Rectangle(c)
+	lw := r.Max.X - r.Min.X
+	if lw <= 0 {
+		p.Draw(c)
+		return
+	}
+	empty := plot.NewLegend()
+	p.Legend = empty
+	defer func() { p.Legend = leg }()
+	p.Draw(draw.Crop(c, 0, -(lw + 2*legendGap), 0, 0))
+	top := c.Max.Y
+	if p.Title.Text != "" {
+		top -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	side := c
+	side.Min.X, side.Max.X, side.Max.Y = c.Max.X-lw-legendGap, c.Max.X-legendGap, top
+	leg.Left, leg.Top, leg.XOffs, leg.YOffs = true, true, 0, 0
+	leg.Draw(side)
 }
 
 func isLog(s plot.Normalizer) bool {

@@ -86,7 +86,6 @@ func (rp *report) writeBusBW(s *section) error {
 			}
 			entries++
 		}
-		legendRoom(p, entries)
 		rel, err := save(p, rp.dir, "busbw_"+s.slug+fmt.Sprintf("_np%d", np), plotW, plotH)
 		if err != nil {
 			return err
@@ -158,16 +157,23 @@ func logYIfDecades(p *plot.Plot, ss []series, extra ...float64) {
 	for k := range ss {
 		sr := &ss[k]
 		xy, los, his := sr.xy[:0], sr.lo[:0], sr.hi[:0]
+		var tips []string
 		for i, v := range sr.xy {
 			if v.Y <= 0 {
 				continue // no place on a log axis
 			}
 			xy = append(xy, v)
+			if i < len(sr.tips) {
+				tips = append(tips, sr.tips[i])
+			}
 			if i < len(sr.lo) {
 				los, his = append(los, math.Min(sr.lo[i], 0.9*v.Y)), append(his, sr.hi[i])
 			}
 		}
 		sr.xy, sr.lo, sr.hi = xy, los, his
+		if sr.tips != nil {
+			sr.tips = tips
+		}
 	}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}

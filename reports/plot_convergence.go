@@ -31,8 +31,9 @@ func stepAxis(rs []*results.Record) []float64 {
 // (does it get there sooner?) and test accuracy against epoch.
 func (rp *report) writeConvergence(g *trainGroup) error {
 	var byStep, byTime, byEpoch []series
+	cols := rp.colors.trainColors(g)
 	for i, name := range g.series {
-		col := rp.colors.of(g.base[name])
+		col := cols[name]
 		steps := g.steps[name]
 		xs := stepAxis(steps)
 		st := series{name: name, color: col, shape: i}
@@ -97,7 +98,6 @@ func (rp *report) writeConvergence(g *trainGroup) error {
 			p.Y.Min, p.Y.Max = 0, 100
 		}
 		if pl.legendTop {
-			legendRoom(p, len(pl.ss))
 		}
 		rel, err := save(p, rp.dir, pl.file+g.slug, plotW, plotH)
 		if err != nil {

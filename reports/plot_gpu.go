@@ -71,7 +71,6 @@ func (rp *report) writeGPU(s *section) error {
 		if err := addSeries(p, kept); err != nil {
 			return err
 		}
-		legendRoom(p, len(kept))
 		rel, err := save(p, rp.dir, "gpu_"+s.slug+fmt.Sprintf("_np%d", np), plotW, plotH)
 		if err != nil {
 			return err

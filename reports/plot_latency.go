@@ -40,7 +40,6 @@ func (rp *report) writeLatency(s *section) error {
 		if err := annotateSizes(p, ss); err != nil {
 			return err
 		}
-		legendRoom(p, len(ss))
 		rel, err := save(p, rp.dir, "latency_"+s.slug+fmt.Sprintf("_np%d", np), plotW, plotH)
 		if err != nil {
 			return err

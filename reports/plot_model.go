@@ -69,7 +69,6 @@ func PredictionPlot(path, link string, preds []costmodel.Prediction) error {
 			}
 			ss = append(ss, s)
 		}
-		legendRoom(p, len(ss))
 		if err := addSeries(p, ss); err != nil {
 			return err
 		}
@@ -180,7 +179,6 @@ func (rp *report) writeModel() error {
 			ss = append(ss, series{name: name, color: col, shape: k.np, xy: meas[k], marksOnly: true},
 				series{name: name + " model", color: col, shape: k.np, xy: pred[k], dashed: true})
 		}
-		legendRoom(p, len(ss))
 		if err := addSeries(p, ss); err != nil {
 			return err
 		}

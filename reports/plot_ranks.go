@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"fmt"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -13,11 +15,19 @@ func (rp *report) plotRanks(pts []rankPoint) error {
 	p.Y.Tick.Marker = logTicks{}
 	var ranks intTicks
 	var ss []series
+	// Ranks are categories, not a scale: markers only, each point's a
+	// little apart from the others' at the same rank so none hides another.
 	for i, pt := range pts {
-		s := series{name: pt.label(), color: palette[i%len(palette)], shape: i}
+		s := series{name: pt.label(), color: palette[i%len(palette)], shape: i, marksOnly: true}
+		off := 0.3 * (float64(i) - float64(len(pts)-1)/2) / float64(max(len(pts), 1))
 		for rank, med := range pt.r.RankMedianUs {
 			if med > 0 {
-				s.xy = append(s.xy, plotter.XY{X: float64(rank), Y: med})
+				s.xy = append(s.xy, plotter.XY{X: float64(rank) + off, Y: med})
+				host := ""
+				if rank < len(pt.r.RankHosts) {
+					host = " on " + pt.r.RankHosts[rank]
+				}
+				s.tips = append(s.tips, fmt.Sprintf("%s\nrank %d%s: median %s µs", pt.label(), rank, host, num(med)))
 			}
 			if len(ranks) <= rank {
 				ranks = append(ranks, rank)
@@ -29,8 +39,7 @@ func (rp *report) plotRanks(pts []rankPoint) error {
 	if err := addSeries(p, ss); err != nil {
 		return err
 	}
-	p.X.Min, p.X.Max = -0.25, float64(len(ranks))-0.75
-	legendRoom(p, len(ss))
+	p.X.Min, p.X.Max = -0.5, float64(len(ranks))-0.5
 	rel, err := save(p, rp.dir, "ranks", plotW, plotH)
 	if err != nil {
 		return err

@@ -67,6 +67,7 @@ func (rp *report) writeScaling(s *section) error {
 					continue
 				}
 				sr.xy = append(sr.xy, plotter.XY{X: float64(np), Y: r.BusBWGBs})
+				sr.tips = append(sr.tips, recordTip(name, r))
 				lo, hi, ok := busbwCI(r)
 				if !ok {
 					lo, hi = r.BusBWGBs, r.BusBWGBs
@@ -90,7 +91,6 @@ func (rp *report) writeScaling(s *section) error {
 			entries++
 		}
 		p.Y.Min = 0
-		legendRoom(p, entries)
 		// Room at both ends, so the first and last world sizes' markers and
 		// error bars are not cut in half by the axes.
 		if pad := 0.05 * (p.X.Max - p.X.Min); pad > 0 {

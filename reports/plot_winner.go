@@ -151,6 +151,7 @@ func (rp *report) writeWinners(s *section) error {
 	p.NominalX(sizeLabels...)
 	p.NominalY(npLabels...)
 	var labels plotter.XYLabels
+	var tips []string
 	wins := map[string]int{} // significant wins
 	ties, only := 0, 0
 	for j, np := range s.nps {
@@ -185,13 +186,24 @@ func (rp *report) writeWinners(s *section) error {
 			p.Add(poly)
 			labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: y})
 			label := w.best + "\n" + pct(w.margin)
+			tip := fmt.Sprintf("%d ranks, %s: %s", np, results.FormatSize(b), w.text())
 			switch {
 			case w.runner == "":
 				label = w.best + "\nonly"
 			case w.tie():
-				label = "tie\n" + tieNames(w)
+				a, b, _ := strings.Cut(tieNames(w), " ≈ ")
+				label = a + " ≈\n" + b
+			}
+			if w.runner != "" && !math.IsNaN(w.marginLo) {
+				tip += fmt.Sprintf("\nrunner-up %s; margin 95%% CI %s", w.runner, pctSpan(w.marginLo, w.marginHi))
+			}
+			for _, name := range []string{w.best, w.runner} {
+				if r := s.at(name, np, b); r != nil {
+					tip += "\n" + recordTip(name, r)
+				}
 			}
 			labels.Labels = append(labels.Labels, label)
+			tips = append(tips, tip)
 		}
 	}
 	lab, err := plotter.NewLabels(labels)
@@ -204,8 +216,8 @@ func (rp *report) writeWinners(s *section) error {
 		lab.TextStyle[i].YAlign = -0.5
 	}
 	p.Add(lab)
-	// Legend: one swatch per strategy that won somewhere, in a margin kept
-	// free on the right so it covers no cell.
+	addTips(p, labels.XYs, tips)
+	// Legend: one swatch per strategy that won somewhere, beside the map.
 	var names []string
 	for _, name := range s.series {
 		if wins[name] > 0 {
@@ -228,14 +240,12 @@ func (rp *report) writeWinners(s *section) error {
 		sw.Color = tieColor
 		p.Legend.Add("tie", sw)
 	}
-	p.Legend.Left = false
-	p.X.Min, p.X.Max = -0.5, float64(len(s.sizes))-0.5+math.Max(1.5, 0.25*float64(len(s.sizes)))
+	p.X.Min, p.X.Max = -0.5, float64(len(s.sizes))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(s.nps))-0.5
-	w := plotW
-	if len(s.sizes) > 10 {
-		w = vg.Length(len(s.sizes)) * 0.75 * vg.Inch
-	}
-	h := max(plotH/2, vg.Length(len(s.nps))*0.6*vg.Inch+1.2*vg.Inch)
+	// A cell is wide enough for its two lines of 8-point text ("ring/shm
+	// ≈", "+123.4%"); the legend and the axis take the rest.
+	w := max(plotW, vg.Length(len(s.sizes))*0.95*vg.Inch+2.5*vg.Inch)
+	h := max(plotH/2, vg.Length(len(s.nps))*0.7*vg.Inch+1.2*vg.Inch)
 	rel, err := save(p, rp.dir, "winner_"+s.slug, w, h)
 	if err != nil {
 		return err

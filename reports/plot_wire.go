@@ -91,7 +91,6 @@ func (rp *report) writeWire(s *section) error {
 		if err := addLinkRef(p, ref, xlo, xhi); err != nil {
 			return err
 		}
-		legendRoom(p, len(wired)+1)
 		rel, err := save(p, rp.dir, "wire_"+s.slug+fmt.Sprintf("_np%d", np), plotW, plotH)
 		if err != nil {
 			return err

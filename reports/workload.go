@@ -221,6 +221,7 @@ func (rp *report) sizeSeries(s *section, np int, val func(*results.Record) (y, l
 			y, lo, hi := val(r)
 			sr.xy = append(sr.xy, plotter.XY{X: float64(b), Y: y})
 			sr.lo, sr.hi = append(sr.lo, lo), append(sr.hi, hi)
+			sr.tips = append(sr.tips, recordTip(name, r))
 		}
 		had := len(ss)
 		for _, sr := range append([]series{line}, marks...) {
