@@ -2,9 +2,13 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -42,8 +46,16 @@ func cell(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// md accumulates a markdown document.
-type md struct{ bytes.Buffer }
+// md accumulates a markdown document. With dir set, every table is also
+// written as dir/tables/NAME.csv, named after the headings above it, and
+// linked under the table: the numbers in a form a spreadsheet or a script
+// reads without parsing markdown.
+type md struct {
+	bytes.Buffer
+	dir      string
+	headings [7]string      // the current heading at each level
+	csvNames map[string]int // names given, to number repeats
+}
 
 func (m *md) p(format string, args ...any) {
 	fmt.Fprintf(m, format, args...)
@@ -58,6 +70,12 @@ func (m *md) text(s string) {
 
 func (m *md) h(level int, title string) {
 	m.WriteString(strings.Repeat("#", level) + " " + title + "\n\n")
+	if level < len(m.headings) {
+		m.headings[level] = title
+		for i := level + 1; i < len(m.headings); i++ {
+			m.headings[i] = ""
+		}
+	}
 }
 
 func (m *md) img(alt, rel string) { m.p("![%s](%s)", alt, rel) }
@@ -112,5 +130,60 @@ func (m *md) table(t *table) error {
 		return err
 	}
 	m.WriteString("\n")
+	if m.dir == "" {
+		return nil
+	}
+	rel, err := m.writeCSV(t)
+	if err != nil {
+		return err
+	}
+	m.p("[CSV](%s)", rel)
 	return nil
+}
+
+var dashes = regexp.MustCompile(`-{2,}`)
+
+// writeCSV writes t as dir/tables/NAME.csv and returns its path relative
+// to dir. NAME is the headings above t (below the document's title), with
+// a number after a name given before.
+func (m *md) writeCSV(t *table) (string, error) {
+	var parts []string
+	for _, h := range m.headings[2:] {
+		if h != "" {
+			parts = append(parts, h)
+		}
+	}
+	name := strings.Trim(dashes.ReplaceAllString(slug(parts...), "-"), "-")
+	name = strings.ReplaceAll(strings.ReplaceAll(name, "-_", "_"), "_-", "_")
+	if name == "" {
+		name = "table"
+	}
+	if m.csvNames == nil {
+		m.csvNames = map[string]int{}
+	}
+	m.csvNames[name]++
+	if n := m.csvNames[name]; n > 1 {
+		name += fmt.Sprintf("_%d", n)
+	}
+	rel := "tables/" + name + ".csv"
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(t.header); err != nil {
+		return "", err
+	}
+	for _, r := range t.rows {
+		row := make([]string, len(t.header))
+		copy(row, r)
+		if err := w.Write(row); err != nil {
+			return "", err
+		}
+	}
+	w.Flush()
+	if err := os.MkdirAll(filepath.Join(m.dir, "tables"), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, filepath.FromSlash(rel)), buf.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	return rel, nil
 }

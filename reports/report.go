@@ -29,7 +29,9 @@ type report struct {
 }
 
 // Generate reads RUN_DIR/results.jsonl and writes RUN_DIR/report.md with its
-// plots in RUN_DIR/plots. It works on an interrupted run too: the report then
+// plots in RUN_DIR/plots (PNG and SVG), each table also as CSV in
+// RUN_DIR/tables, and the same report as one self-contained
+// RUN_DIR/report.html. It works on an interrupted run too: the report then
 // says what is missing. A point measured in rounds is reported once, from
 // its rounds merged (results.MergeRounds). Generate is deterministic: the
 // same results give the same markdown.
@@ -38,7 +40,7 @@ func Generate(runDir string) error {
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
-	rp := &report{dir: runDir, run: run}
+	rp := &report{dir: runDir, run: run, m: md{dir: runDir}}
 	var names []string
 	for i := range run.Records {
 		if n := baseName(&run.Records[i]); n != "" {
@@ -50,7 +52,13 @@ func Generate(runDir string) error {
 	if err := rp.write(); err != nil {
 		return fmt.Errorf("reports: %s: %w", runDir, err)
 	}
-	return writeFileAtomic(filepath.Join(runDir, ReportFile), rp.m.Bytes())
+	if err := writeFileAtomic(filepath.Join(runDir, ReportFile), rp.m.Bytes()); err != nil {
+		return err
+	}
+	if err := writeHTML(runDir, "distbench report: "+filepath.Base(filepath.Clean(runDir)), rp.m.Bytes()); err != nil {
+		return fmt.Errorf("reports: %s: %w", runDir, err)
+	}
+	return nil
 }
 
 func (rp *report) write() error {
@@ -141,7 +149,7 @@ func (rp *report) writeEnv() error {
 	t.add("started", env.StartedAt.UTC().Format(time.RFC3339))
 	if last := rp.run.Envs[len(rp.run.Envs)-1]; rp.run.Finished {
 		t.add("finished", fmt.Sprintf("%s (%s)", last.FinishedAt.UTC().Format(time.RFC3339),
-			last.FinishedAt.Sub(env.StartedAt).Round(time.Second)))
+			results.FormatDuration(last.FinishedAt.Sub(env.StartedAt))))
 	}
 	if len(env.Args) > 0 {
 		t.add("command", strings.Join(env.Args, " "))
