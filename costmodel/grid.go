@@ -76,7 +76,7 @@ func (g *Grid) params(algo string, np int, bytes int64) (inter, intra Params, wh
 		if slices.Contains(names, f.Algo) { // its software costs, measured on another link
 			inter.Alpha, inter.Gamma, inter.Kappa = f.Params.Alpha, f.Params.Gamma, f.Params.Kappa
 			intra.Alpha, intra.Gamma, intra.Kappa = f.Params.Alpha, f.Params.Gamma, f.Params.Kappa
-			return inter, intra, "calibrated on " + f.Link
+			return inter, intra, "calibrated on " + linkLabel(f.Link)
 		}
 	}
 	return inter, intra, "not calibrated"
@@ -139,11 +139,29 @@ func (g *Grid) Predict() ([]Prediction, error) {
 	return out, nil
 }
 
+// linkLabel names a calibration's link: "" is the sweep's unshaped one.
+func linkLabel(link string) string {
+	if link == "" {
+		return "the unshaped link (loopback)"
+	}
+	return link
+}
+
+// Guessed says whether p's algorithm has no calibration at all, so that
+// its software costs are the defaults ("uncalibrated" without a
+// calibration, "not calibrated" where one lacks the algorithm), not
+// measured here or on another link.
+func (p Prediction) Guessed() bool {
+	return p.Why == "uncalibrated" || p.Why == "not calibrated"
+}
+
 // Winner is the fastest algorithm predicted at one (np, size).
 type Winner struct {
 	NP    int
 	Bytes int64
 	Algo  string
+	// Runner is the runner-up, "" when only one algorithm was predicted.
+	Runner string
 	// Margin is how much slower the runner-up is, as a fraction.
 	Margin float64
 }
@@ -167,6 +185,7 @@ func Winners(preds []Prediction) []Winner {
 		w := Winner{NP: k.np, Bytes: k.bytes, Algo: ps[0].Algo}
 		if len(ps) > 1 && ps[0].Seconds > 0 {
 			w.Margin = ps[1].Seconds/ps[0].Seconds - 1
+			w.Runner = ps[1].Algo
 		}
 		out = append(out, w)
 	}

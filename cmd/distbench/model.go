@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -448,11 +449,47 @@ func writePredictions(w io.Writer, g *costmodel.Grid, preds []costmodel.Predicti
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.3f\t%s\t%s\t\n", p.Algo, p.NP, units.FormatBytes(p.Bytes), p.Seconds*1e6, p.BusBW, p.Method, mark)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\n# predicted winner per (np, size)")
+	// Where some algorithms are calibrated and others not, a ranking with
+	// one of the latter is marked: its software costs are the defaults,
+	// a guess, while the others' were measured. With no calibration at
+	// all every row would be marked, and none is.
+	calibrated := slices.ContainsFunc(preds, func(p costmodel.Prediction) bool { return !p.Guessed() })
+	if calibrated {
+		fmt.Fprintln(w, "\n# predicted winner per (np, size); ! marks a ranking with an algorithm never calibrated (its software costs are the defaults, a guess)")
+	} else {
+		fmt.Fprintln(w, "\n# predicted winner per (np, size)")
+	}
+	type at struct {
+		algo  string
+		np    int
+		bytes int64
+	}
+	byAt := map[at]costmodel.Prediction{}
+	for _, p := range preds {
+		byAt[at{p.Algo, p.NP, p.Bytes}] = p
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "np\tsize\twinner\trunner-up slower by\t")
+	if calibrated {
+		fmt.Fprintln(tw, "np\tsize\twinner\trunner-up slower by\t\t")
+	} else {
+		fmt.Fprintln(tw, "np\tsize\twinner\trunner-up slower by\t")
+	}
 	for _, win := range costmodel.Winners(preds) {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.0f%%\t\n", win.NP, units.FormatBytes(win.Bytes), win.Algo, 100*win.Margin)
+		var unsure []string
+		for _, a := range []string{win.Algo, win.Runner} {
+			if p, ok := byAt[at{a, win.NP, win.Bytes}]; ok && calibrated && a != "" && p.Guessed() {
+				unsure = append(unsure, a+" "+p.Why)
+			}
+		}
+		row := fmt.Sprintf("%d\t%s\t%s\t%.0f%%\t", win.NP, units.FormatBytes(win.Bytes), win.Algo, 100*win.Margin)
+		if calibrated {
+			note := ""
+			if len(unsure) > 0 {
+				note = "! " + strings.Join(unsure, "; ")
+			}
+			row += note + "\t"
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
 }

@@ -113,6 +113,22 @@ func TestModelCalibrateValidateReport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "pred.png")); err != nil {
 		t.Error(err)
 	}
+	// On another link than the one calibrated, and beside an algorithm
+	// never calibrated: each says so, in the predictions and in the
+	// winner table, and none says "calibrated on " with nothing after it.
+	code, out, errs = cli(t, "model", "predict", "--np", "8", "--sizes", "1MiB", "--link", "100Gbit,2us", "--hosts", "8x1",
+		"--algo", "ring,tree", "--calibration", filepath.Join(dir, costmodel.CalibrationFile))
+	if code != 0 {
+		t.Fatalf("predict on another link: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"calibrated on 1Gbit,25us", "# predicted winner", "! "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("predict on another link lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "calibrated on \n") || strings.Contains(out, "calibrated on  ") {
+		t.Errorf("predict says \"calibrated on\" with nothing after it:\n%s", out)
+	}
 	if err := reports.Generate(dir); err != nil {
 		t.Fatal(err)
 	}
