@@ -277,8 +277,9 @@ func (c *Comparison) TooNoisyText() string {
 	}
 	med, most := c.NoisyGate()
 	return fmt.Sprintf("**Too noisy to judge %d of %d points**: their runs' noise hides any change below %s (median over those points; up to %s), "+
-		"above the %s this comparison must see (--max-gate). They are not \"unchanged\". Measure the two builds interleaved on one machine "+
-		"(sweep --rounds), on a quieter machine, or with more iterations.",
+		"above the %s this comparison must see (--max-gate). They are not \"unchanged\". Measure the two builds interleaved "+
+		"on one machine with `distbench ab BASE_BIN NEW_BIN` (every launch runs once with each build, back to back, so the machine's load reaches both alike), "+
+		"on a quieter machine, or with more iterations.",
 		n, len(c.Points), strings.TrimPrefix(pct(med), "+"), strings.TrimPrefix(pct(most), "+"), strings.TrimPrefix(pct(c.Options.MaxGate), "+"))
 }
 
