@@ -6,7 +6,8 @@
 //
 //	// After (or during, or after an interrupted) `distbench sweep --out run1`:
 //	if err := reports.Generate("run1"); err != nil { ... }
-//	// run1/report.md, with its plots in run1/plots/*.png
+//	// run1/report.md and run1/report.html, plots in run1/plots (PNG and
+//	// SVG), every table also in run1/tables/*.csv
 //
 //	c, err := reports.Compare("baseline", "run1", reports.DefaultCompareOptions())
 //	if err != nil { ... }
@@ -17,10 +18,21 @@
 //
 // # The report
 //
-// report.md opens with the environment and the run's status: complete, or
+// report.md opens with its headline (headline.go): per collective, which
+// strategy to use over which sizes and world sizes and by how much, "no
+// difference" where the intervals overlap, the parameter server's factor;
+// training's time to the target accuracy counted in training steps
+// (train_race.go), a tie where the collectives find none; and what the
+// cost model predicts at cluster scale, its held-out error beside it
+// (cluster.go, the section "Beyond this machine"). report.html is the same
+// report, self-contained (html.go): inline SVG plots with hover details,
+// sortable tables, a table of contents, nothing fetched.
+//
+// Then the environment and the run's status: complete, or
 // incomplete and why (interrupted, a torn last record, failed, unfinished or
 // wrong points, planned points never measured, points an interrupted sweep
-// left short of rounds). Then the verdict (verdict.go): per collective and
+// left short of rounds; what this machine cannot run, such as nccl without
+// a GPU, is "skipped here", which leaves a run complete). Then the verdict (verdict.go): per collective and
 // world size, the fastest strategy over each range of sizes with its
 // margins and their 95% bootstrap intervals, ties where the order is inside
 // the noise (no margin), the crossovers, the parameter server's factor

@@ -32,6 +32,9 @@ func (rp *report) writeHeadline(secs []*section) {
 			lines = append(lines, l)
 		}
 	}
+	if l := rp.cluster.headline(); l != "" {
+		lines = append(lines, l)
+	}
 	if len(lines) == 0 {
 		return
 	}

@@ -26,6 +26,9 @@ type report struct {
 	// incomplete is set by writeStatus when it listed what the run lacks,
 	// so that the verdict's caveats point there instead of listing it again.
 	incomplete bool
+	// cluster is the cost model's view beyond this machine, nil where the
+	// run cannot calibrate it.
+	cluster *clusterModel
 }
 
 // Generate reads RUN_DIR/results.jsonl and writes RUN_DIR/report.md with its
@@ -64,6 +67,11 @@ func Generate(runDir string) error {
 func (rp *report) write() error {
 	rp.m.h(1, "distbench report: "+filepath.Base(filepath.Clean(rp.dir)))
 	secs := collectiveSections(rp.run.Records)
+	cm, err := rp.fitCluster()
+	if err != nil {
+		return fmt.Errorf("cluster-scale model: %w", err)
+	}
+	rp.cluster = cm
 	rp.writeHeadline(secs)
 	if err := rp.writeEnv(); err != nil {
 		return err
@@ -110,6 +118,9 @@ func (rp *report) write() error {
 				return fmt.Errorf("training %s: %w", g.title, err)
 			}
 		}
+	}
+	if err := rp.writeCluster(rp.cluster); err != nil {
+		return fmt.Errorf("cluster-scale model: %w", err)
 	}
 	if err := rp.writeModel(); err != nil {
 		return fmt.Errorf("model: %w", err)

@@ -99,6 +99,11 @@ func TestGenerate(t *testing.T) {
 			"## Per-rank times",
 			"Slowest rank beyond the noise: rank 2 on host node2 (pid 1002) in 1 of 10 point(s)",
 			"**1.67 slowest**",
+			// The cluster-scale section, calibrated on the run, its error beside it.
+			"## Beyond this machine",
+			"its held-out median |error|, fitted on the 2 and 4-rank points, predicting the 8-rank ones: ring",
+			"### On 400Gbit,1us NICs",
+			"**[Beyond this machine](#beyond-this-machine)**, as the cost model predicts it",
 		} {
 			if !strings.Contains(string(got), want) {
 				t.Errorf("report lacks %q", want)
