@@ -73,7 +73,7 @@ func (rp *report) fitCluster() (*clusterModel, error) {
 			pts = append(pts, p)
 		}
 	}
-	cm := &clusterModel{heldout: map[string]float64{}, preds: map[string][]costmodel.Prediction{}}
+	cm := &clusterModel{preds: map[string][]costmodel.Prediction{}}
 	cal, err := readCalibration(rp.dir)
 	if err != nil {
 		return nil, err
@@ -90,48 +90,11 @@ func (rp *report) fitCluster() (*clusterModel, error) {
 		}
 		cm.cal = &costmodel.Calibration{Schema: 1, Fits: fits}
 	}
-	for _, a := range clusterAlgos {
-		if _, ok := cm.cal.Lookup(a, ""); ok {
-			cm.algos = append(cm.algos, a)
-			continue
-		}
-		for _, f := range cm.cal.Fits { // the tree is fitted as the algorithms it runs
-			if f.Link == "" && strings.HasPrefix(f.Algo, a+"/") && !slices.Contains(cm.algos, a) {
-				cm.algos = append(cm.algos, a)
-			}
-		}
-	}
+	cm.algos = calibratedAlgos(cm.cal)
 	if len(cm.algos) == 0 {
 		return nil, nil
 	}
-	// The held-out error: fitted without the largest world size, which it
-	// then predicts; with one world size, without every other size.
-	var nps []int
-	var sizes []int64
-	for _, p := range pts {
-		if !slices.Contains(nps, p.NP) {
-			nps = append(nps, p.NP)
-		}
-		if !slices.Contains(sizes, p.Bytes) {
-			sizes = append(sizes, p.Bytes)
-		}
-	}
-	slices.Sort(nps)
-	slices.Sort(sizes)
-	train := func(p costmodel.Point) bool { return p.NP < nps[len(nps)-1] }
-	cm.how = fmt.Sprintf("fitted on the %s-rank points, predicting the %d-rank ones", joinAnd(intStrings(nps[:len(nps)-1])), nps[len(nps)-1])
-	if len(nps) == 1 {
-		train = func(p costmodel.Point) bool { return slices.Index(sizes, p.Bytes)%2 == 0 }
-		cm.how = "fitted on every other size, predicting the sizes between"
-	}
-	if len(pts) > 0 {
-		if held, err := costmodel.Validate(pts, train, unshaped, 1); err == nil {
-			for _, h := range held {
-				a, _, _ := strings.Cut(h.Algo, "/")
-				cm.heldout[a] = math.Max(cm.heldout[a], h.MedianPct) // the tree's worse algorithm
-			}
-		}
-	}
+	cm.heldout, cm.how = heldoutError(pts)
 	var grid []int64
 	for _, s := range collectiveSections(rp.run.Records) {
 		if s.key.collective == "allreduce" && s.key.link == "" {
@@ -191,6 +154,58 @@ func (cm *clusterModel) predict(rate, latency float64, sizes []int64) ([]costmod
 	return out, nil
 }
 
+// calibratedAlgos are the clusterAlgos cal has an unshaped fit for (the
+// tree's as the algorithms it runs).
+func calibratedAlgos(cal *costmodel.Calibration) []string {
+	var out []string
+	for _, a := range clusterAlgos {
+		for _, f := range cal.Fits {
+			if f.Link == "" && (f.Algo == a || strings.HasPrefix(f.Algo, a+"/")) && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// heldoutError fits the model without the largest world size of pts and
+// predicts it (with one world size, without every other size), and gives
+// each algorithm's median |error| in percent (the tree's worse algorithm)
+// and how it was measured.
+func heldoutError(pts []costmodel.Point) (map[string]float64, string) {
+	out := map[string]float64{}
+	var nps []int
+	var sizes []int64
+	for _, p := range pts {
+		if !slices.Contains(nps, p.NP) {
+			nps = append(nps, p.NP)
+		}
+		if !slices.Contains(sizes, p.Bytes) {
+			sizes = append(sizes, p.Bytes)
+		}
+	}
+	if len(nps) == 0 {
+		return out, ""
+	}
+	slices.Sort(nps)
+	slices.Sort(sizes)
+	train := func(p costmodel.Point) bool { return p.NP < nps[len(nps)-1] }
+	how := fmt.Sprintf("fitted on the %s-rank points, predicting the %d-rank ones", joinAnd(intStrings(nps[:len(nps)-1])), nps[len(nps)-1])
+	if len(nps) == 1 {
+		train = func(p costmodel.Point) bool { return slices.Index(sizes, p.Bytes)%2 == 0 }
+		how = "fitted on every other size, predicting the sizes between"
+	}
+	held, err := costmodel.Validate(pts, train, unshaped, 1)
+	if err != nil {
+		return out, how
+	}
+	for _, h := range held {
+		a, _, _ := strings.Cut(h.Algo, "/")
+		out[a] = math.Max(out[a], h.MedianPct)
+	}
+	return out, how
+}
+
 func intStrings(xs []int) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
@@ -221,7 +236,7 @@ func (rp *report) writeCluster(cm *clusterModel) error {
 	}
 	rp.m.p("What the cost model predicts allreduce becomes at %s ranks, one per host, on %s NICs, at the sweep's sizes: "+
 		"calibrated on %s; %s. Every prediction here reaches far beyond the world sizes measured: it is no better than that "+
-		"error, and worse the further it reaches (docs/costmodel.md). Closed forms, each algorithm's software costs as calibrated, the wire's the NIC's.", joinAnd(intStrings(clusterNPs)), joinAnd(linkNames()), src, errText)
+		"error, and worse the further it reaches (docs/design/costmodel.md). Closed forms, each algorithm's software costs as calibrated, the wire's the NIC's.", joinAnd(intStrings(clusterNPs)), joinAnd(linkNames()), src, errText)
 	for _, l := range clusterLinks {
 		preds := cm.preds[l.name]
 		rp.m.h(3, "On "+l.name+" NICs")

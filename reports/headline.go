@@ -47,6 +47,16 @@ func (rp *report) writeHeadline(secs []*section) {
 		"either is as good here. The [verdict](#verdict) gives each world size apart.")
 }
 
+// outcome is a strategy's wins (or a pair's ties) over a section's cells.
+type outcome struct {
+	cells          map[int][]int64 // np → sizes
+	n              int
+	lo, hi         float64 // margins
+	ciLo, ciHi     float64
+	first          int // order of first appearance, for stable output
+	tie, tieSecond string
+}
+
 // headlineLine is one collective's sentence, or "" when fewer than two
 // strategies were measured.
 func headlineLine(s *section) string {
@@ -60,14 +70,6 @@ func headlineLine(s *section) string {
 		return ""
 	}
 	ws := winners(s)
-	type outcome struct {
-		cells          map[int][]int64 // np → sizes
-		n              int
-		lo, hi         float64 // margins
-		ciLo, ciHi     float64
-		first          int // order of first appearance, for stable output
-		tie, tieSecond string
-	}
 	wins := map[string]*outcome{}
 	ties := map[string]*outcome{}
 	order := 0
@@ -124,25 +126,8 @@ func headlineLine(s *section) string {
 		}
 		parts = append(parts, text)
 	}
-	// Ties: one pair reads "no difference between ring and tree at …";
-	// several, "no difference between the two fastest: ring ≈ tree at …,
-	// ps ≈ tree at …", and where nothing won anywhere the sentence says so
-	// first, since that is the answer.
-	tiePairs := byCells(ties)
-	switch {
-	case len(tiePairs) == 1:
-		a, b, _ := strings.Cut(tiePairs[0], " ≈ ")
-		parts = append(parts, fmt.Sprintf("no difference between %s and %s %s", a, b, where(s, ties[tiePairs[0]].cells)))
-	case len(tiePairs) > 1:
-		var pairs []string
-		for _, pair := range tiePairs {
-			pairs = append(pairs, pair+" "+where(s, ties[pair].cells))
-		}
-		lead := "no difference between the two fastest: "
-		if len(wins) == 0 {
-			lead = "no strategy is fastest beyond the noise anywhere; the two fastest: "
-		}
-		parts = append(parts, lead+strings.Join(pairs, ", "))
+	if t := tiePhrase(s, ties, byCells(ties), len(wins) == 0); t != "" {
+		parts = append(parts, t)
 	}
 	if len(parts) == 0 {
 		return ""
@@ -152,6 +137,29 @@ func headlineLine(s *section) string {
 		line += " " + ps
 	}
 	return line
+}
+
+// tiePhrase says the tied cells: one pair reads "no difference between
+// ring and tree at …"; several, "no difference between the two fastest:
+// ring ≈ tree at …, ps ≈ tree at …", and where nothing won anywhere
+// (none) the phrase says so first, since that is the answer.
+func tiePhrase(s *section, ties map[string]*outcome, pairs []string, none bool) string {
+	switch {
+	case len(pairs) == 1:
+		a, b, _ := strings.Cut(pairs[0], " ≈ ")
+		return fmt.Sprintf("no difference between %s and %s %s", a, b, where(s, ties[pairs[0]].cells))
+	case len(pairs) > 1:
+		var out []string
+		for _, pair := range pairs {
+			out = append(out, pair+" "+where(s, ties[pair].cells))
+		}
+		lead := "no difference between the two fastest: "
+		if none {
+			lead = "no strategy is fastest beyond the noise anywhere; the two fastest: "
+		}
+		return lead + strings.Join(out, ", ")
+	}
+	return ""
 }
 
 // where says a set of (world size, sizes) cells in words: "at 4KiB–16MiB

@@ -125,6 +125,33 @@ func ratioCI(base, of *results.Record, key string) (lo, hi float64) {
 	return stats.MedianRatioCI(base.SamplesUs, of.SamplesUs, h.Sum64())
 }
 
+// winnerLabel is a cell's text on the map: two short lines, to fit.
+func winnerLabel(w winner) string {
+	switch {
+	case w.runner == "":
+		return w.best + "\nonly"
+	case w.tie():
+		a, b, _ := strings.Cut(tieNames(w), " ≈ ")
+		return a + " ≈\n" + b
+	}
+	return w.best + "\n" + pct(w.margin)
+}
+
+// winnerTip is a cell's hover details: the outcome, the margin's interval,
+// and both points' times.
+func winnerTip(s *section, w winner) string {
+	tip := fmt.Sprintf("%d ranks, %s: %s", w.np, results.FormatSize(w.bytes), w.text())
+	if w.runner != "" && !math.IsNaN(w.marginLo) {
+		tip += fmt.Sprintf("\nrunner-up %s; margin 95%% CI %s", w.runner, pctSpan(w.marginLo, w.marginHi))
+	}
+	for _, name := range []string{w.best, w.runner} {
+		if r := s.at(name, w.np, w.bytes); r != nil {
+			tip += "\n" + recordTip(name, r)
+		}
+	}
+	return tip
+}
+
 // writeWinners writes the winner map of s as a table and a heat map: rows are
 // world sizes, columns message sizes, each cell coloured by the winning
 // strategy and shaded by its margin (pale: a near tie).
@@ -185,25 +212,8 @@ func (rp *report) writeWinners(s *section) error {
 			poly.LineStyle.Width = vg.Points(1)
 			p.Add(poly)
 			labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: y})
-			label := w.best + "\n" + pct(w.margin)
-			tip := fmt.Sprintf("%d ranks, %s: %s", np, results.FormatSize(b), w.text())
-			switch {
-			case w.runner == "":
-				label = w.best + "\nonly"
-			case w.tie():
-				a, b, _ := strings.Cut(tieNames(w), " ≈ ")
-				label = a + " ≈\n" + b
-			}
-			if w.runner != "" && !math.IsNaN(w.marginLo) {
-				tip += fmt.Sprintf("\nrunner-up %s; margin 95%% CI %s", w.runner, pctSpan(w.marginLo, w.marginHi))
-			}
-			for _, name := range []string{w.best, w.runner} {
-				if r := s.at(name, np, b); r != nil {
-					tip += "\n" + recordTip(name, r)
-				}
-			}
-			labels.Labels = append(labels.Labels, label)
-			tips = append(tips, tip)
+			labels.Labels = append(labels.Labels, winnerLabel(w))
+			tips = append(tips, winnerTip(s, w))
 		}
 	}
 	lab, err := plotter.NewLabels(labels)

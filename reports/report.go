@@ -210,21 +210,8 @@ func (rp *report) writeStatus() {
 	if run.Truncated {
 		reasons = append(reasons, "the last record was cut short by the interruption and is left out")
 	}
-	failed := run.Failed()
-	var nErr, nInc, nWrong int
-	skipped := run.LeftOut()
-	for _, r := range failed {
-		switch {
-		case isSkipped(&r):
-			if why := strings.TrimPrefix(r.Error, skippedPrefix); !slices.Contains(skipped, why) {
-				skipped = append(skipped, why)
-			}
-		case r.Error != "":
-			nErr++
-		default:
-			nInc++
-		}
-	}
+	nErr, nInc, skipped := sortFailed(run)
+	nWrong := 0
 	for i := range run.Records {
 		if r := &run.Records[i]; r.Wrong > 0 && r.Error == "" {
 			nWrong++
@@ -280,15 +267,41 @@ func (rp *report) writeStatus() {
 		}
 		rp.m.WriteString("\n")
 	}
-	// What the plan named but this machine cannot run (nccl without a
-	// GPU) is no failure of the run: it is skipped here, and says why.
-	if len(skipped) > 0 {
-		rp.m.p("**Skipped here**, as this machine cannot run them:")
-		for _, n := range skipped {
-			rp.m.WriteString("- " + n + "\n")
+	rp.writeSkipped(skipped)
+}
+
+// sortFailed counts the run's failed points that hit an error and those
+// that stopped short, and gathers what was skipped here: the plan's parts
+// left out, then the reasons of points recorded as skipped.
+func sortFailed(run *results.Run) (nErr, nInc int, skipped []string) {
+	skipped = run.LeftOut()
+	for _, r := range run.Failed() {
+		switch {
+		case isSkipped(&r):
+			if why := strings.TrimPrefix(r.Error, skippedPrefix); !slices.Contains(skipped, why) {
+				skipped = append(skipped, why)
+			}
+		case r.Error != "":
+			nErr++
+		default:
+			nInc++
 		}
-		rp.m.WriteString("\n")
 	}
+	return nErr, nInc, skipped
+}
+
+// writeSkipped lists what the plan named but this machine cannot run
+// (nccl without a GPU): no failure of the run, but skipped here, each with
+// why.
+func (rp *report) writeSkipped(skipped []string) {
+	if len(skipped) == 0 {
+		return
+	}
+	rp.m.p("**Skipped here**, as this machine cannot run them:")
+	for _, n := range skipped {
+		rp.m.WriteString("- " + n + "\n")
+	}
+	rp.m.WriteString("\n")
 }
 
 // skippedPrefix begins the error of a point the sweep recorded as one this
