@@ -395,6 +395,50 @@ func (f *runFlags) spec() (*job.Spec, error) {
 	return spec, spec.Validate()
 }
 
+// rowSink takes the run's records: each a row of the table (and a record
+// of --json), and, on a terminal, a status line between rows saying the
+// run is measuring the next one (a large size can take a while), which
+// the next row replaces. Off a terminal the table is all.
+type rowSink struct {
+	mu     sync.Mutex
+	rows   int
+	table  *nccltests.Table
+	json   *results.Writer
+	status bool
+	w      io.Writer
+	points int
+	cycles int
+}
+
+func (k *rowSink) emit(r *results.Record) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// Each cycle is a round of the same points (Measure says which),
+	// so that report pools them as it pools a sweep's rounds.
+	k.rows++
+	k.clearLocked()
+	k.table.Add(r)
+	if k.status {
+		fmt.Fprint(k.w, runStatus(k.rows, k.points, k.cycles))
+	}
+	if k.json != nil {
+		return k.json.Write(r)
+	}
+	return nil
+}
+
+func (k *rowSink) clearStatus() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.clearLocked()
+}
+
+func (k *rowSink) clearLocked() {
+	if k.status {
+		fmt.Fprint(k.w, clearLine)
+	}
+}
+
 func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.Writer) error {
 	out, err := f.output(invocation(cmd))
 	if err != nil {
@@ -421,20 +465,8 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 		fmt.Fprintf(tableOut, "# Writing JSON output to %s\n", path)
 		tw.SetDoc(doc)
 	}
-	var mu sync.Mutex
-	rows := 0
-	emit := func(r *results.Record) error {
-		mu.Lock()
-		defer mu.Unlock()
-		// Each cycle is a round of the same points (Measure says which),
-		// so that report pools them as it pools a sweep's rounds.
-		rows++
-		tw.Add(r)
-		if jsonOut != nil {
-			return jsonOut.Write(r)
-		}
-		return nil
-	}
+	sink := &rowSink{table: tw, json: jsonOut, status: rank0 && isTerminal(stdout), w: stdout, points: len(spec.Points), cycles: f.cycles}
+	emit := sink.emit
 	// Every cycle runs in one job, over one mesh, as nccl-tests' -N does.
 	spec.Cycles = f.cycles
 	if f.cycles == 0 {
@@ -445,11 +477,12 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 	} else {
 		err = launch.Launch(cmd.Context(), launch.Options{Spec: spec, Args: []string{"worker"}, Emit: emit, Stderr: stderr})
 	}
+	sink.clearStatus()
 	bwFailed, docErr := tw.Footer(err)
 	if err != nil && cmd.Context().Err() != nil {
 		// Ctrl-C, the way out of -N 0: not a failure of the run, but not a
 		// finished one either (--json keeps it marked incomplete).
-		fmt.Fprintf(stderr, "distbench: interrupted; the %d row(s) measured are kept\n", rows)
+		fmt.Fprintf(stderr, "distbench: interrupted; the %d row(s) measured are kept\n", sink.rows)
 		return exitError{130}
 	}
 	if err != nil {

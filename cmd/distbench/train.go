@@ -21,6 +21,28 @@ import (
 	"github.com/distbench/distbench/workloads/train"
 )
 
+// trainEmit prints each epoch's line, and on a terminal a status line
+// between them, and records every record in w.
+func trainEmit(stdout io.Writer, w *results.Writer, maxSteps int) func(*results.Record) error {
+	var prog *trainProgress
+	if isTerminal(stdout) {
+		prog = &trainProgress{w: stdout, maxSteps: maxSteps}
+	}
+	return func(r *results.Record) error {
+		if prog != nil && r.Kind == results.KindTrainStep {
+			prog.step(r)
+		}
+		if r.Kind == results.KindTrainEpoch {
+			if prog != nil {
+				prog.epochDone(r)
+			}
+			fmt.Fprintf(stdout, "epoch %d: step %d, lr %.4g, loss %.4f, test loss %.4f, test accuracy %.2f%%, %.0f images/s, %.0fs\n",
+				r.Epoch, r.Step, r.LR, r.Loss, r.TestLoss, 100*r.TestAcc, r.ImagesPerS, r.WallSeconds)
+		}
+		return w.Write(r)
+	}
+}
+
 func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		cfg      train.Config
@@ -156,13 +178,7 @@ ps-sync and ps-async (--strategy ps) push gradients to parameter servers.`,
 			}
 			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, transport %s, global batch %d, lr %g%s, momentum %g\n",
 				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, spec.TransportName(), cfg.Batch, cfg.LR, sched, cfg.Momentum)
-			emit := func(r *results.Record) error {
-				if r.Kind == results.KindTrainEpoch {
-					fmt.Fprintf(stdout, "epoch %d: step %d, lr %.4g, loss %.4f, test loss %.4f, test accuracy %.2f%%, %.0f images/s, %.0fs\n",
-						r.Epoch, r.Step, r.LR, r.Loss, r.TestLoss, 100*r.TestAcc, r.ImagesPerS, r.WallSeconds)
-				}
-				return w.Write(r)
-			}
+			emit := trainEmit(stdout, w, cfg.MaxSteps)
 			if launcher == "env" {
 				err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
 			} else {
