@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
