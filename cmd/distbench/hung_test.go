@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,4 +139,104 @@ func TestStoppedRankEndsEveryEnvRank(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoppedRankEndsMpirunJob stops (SIGSTOP) one of 4 ranks that Open
+// MPI's real mpirun started (`run --launcher mpirun`, distbench building
+// the line): every rank and mpirun itself end within the operation timeout
+// plus stoppedRankBound of the stop (less busySlack). The survivors end on
+// their own; the first to exit with an error makes mpirun abort the job,
+// and Open MPI's abort (SIGCONT, then SIGTERM and SIGKILL, each
+// odls_base_sigkill_timeout apart) blocks mpirun, its forwarding of the
+// ranks' output included, for twice that timeout. The engine once set it
+// to 30s: mpirun ended a minute after the survivors' diagnosis.
+func TestStoppedRankEndsMpirunJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: apt-get install openmpi-bin; .ci/run installs it)")
+	}
+	const np, stopped = 4, 2
+	const timeout = 5 * time.Second
+	t.Setenv(envArgv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		// 4KiB's row comes in seconds; 4MiB's iterations take minutes,
+		// and the stop lands in them.
+		done <- run(ctx, &stdout, &stderr, []string{"run", "--launcher", "mpirun", "--np", strconv.Itoa(np),
+			"-b", "4KiB", "-e", "4MiB", "-f", "1024", "-n", "20000", "-w", "1", "--timeout", timeout.String()})
+	}()
+	// Rank 0 prints every rank's pid, then the rows.
+	pids := make([]int, np)
+	for {
+		out := stdout.String()
+		if regexp.MustCompile(`(?m)^ +4096 +1024 `).MatchString(out) {
+			for r := range pids {
+				m := regexp.MustCompile(`Rank +` + strconv.Itoa(r) + ` Group +\d+ Pid +(\d+) `).FindStringSubmatch(out)
+				if m == nil {
+					t.Fatalf("rank %d's pid is not in rank 0's header:\n%s", r, out)
+				}
+				pids[r], _ = strconv.Atoi(m[1])
+			}
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("ended (exit %d) before any row:\n%s\n%s", code, out, stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("no row in 4 minutes:\n%s\n%s", out, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	defer func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	if err := syscall.Kill(pids[stopped], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.Now()
+	limit := timeout + stoppedRankBound + busySlack
+	select {
+	case code := <-done:
+		took := time.Since(stop)
+		if took > limit {
+			t.Errorf("mpirun ended %v after the stop; want within the %v timeout and %v", took.Round(time.Millisecond), timeout, stoppedRankBound)
+		} else {
+			t.Logf("mpirun ended %v after the stop", took.Round(time.Millisecond))
+		}
+		if code == 0 {
+			t.Errorf("exit 0 with a rank stopped")
+		}
+	case <-time.After(timeout + 2*time.Minute):
+		t.Fatalf("mpirun still running %v after the stop:\n%s", timeout+2*time.Minute, stderr.String())
+	}
+	// Each rank, the stopped one included, has exited by now or soon (a
+	// zombie nobody reaps, mpirun gone, has exited).
+	for r, pid := range pids {
+		for running(pid) && time.Since(stop) < limit {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if running(pid) {
+			t.Errorf("rank %d (pid %d) still there %v after the stop", r, pid, time.Since(stop).Round(time.Millisecond))
+		}
+	}
+	if !strings.Contains(stderr.String(), "rank 2 (") {
+		t.Errorf("no rank names the stopped rank 2:\n%s", stderr.String())
+	}
+}
+
+// running is whether process pid exists and has not exited (a zombie has).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }

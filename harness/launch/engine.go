@@ -86,10 +86,13 @@ func (e Engine) Command() (argv, env []string, err error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, nil, err
 	}
-	env = []string{EnvToken + "=" + hex.EncodeToString(secret),
-		// Open MPI kills the ranks 1s after forwarding a signal; rank 0
-		// needs longer on a busy machine to close its table and files.
-		"OMPI_MCA_odls_base_sigkill_timeout=30"}
+	// Open MPI's odls_base_sigkill_timeout is left at its 1s: an abort
+	// (Ctrl-C, or a rank exiting with an error) sends SIGCONT, then SIGTERM
+	// and SIGKILL that timeout apart, and mpirun forwards nothing and ends
+	// nothing meanwhile. At 30s a job whose rank was stopped ended a minute
+	// after every survivor's diagnosis; rank 0's records are on disk as it
+	// measures them, so the 1s after SIGTERM loses at most the final marker.
+	env = []string{EnvToken + "=" + hex.EncodeToString(secret)}
 	addr, port := getenv("MASTER_ADDR"), getenv("MASTER_PORT")
 	if port == "" {
 		if port, err = freePort(); err != nil {
