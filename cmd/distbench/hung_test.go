@@ -174,7 +174,7 @@ func TestStoppedRankEndsMpirunJob(t *testing.T) {
 	pids := make([]int, np)
 	for {
 		out := stdout.String()
-		if regexp.MustCompile(`(?m)^ +4096 +1024 `).MatchString(out) {
+		if regexp.MustCompile(` 4096 +1024 +float`).MatchString(out) {
 			for r := range pids {
 				m := regexp.MustCompile(`Rank +` + strconv.Itoa(r) + ` Group +\d+ Pid +(\d+) `).FindStringSubmatch(out)
 				if m == nil {
