@@ -465,7 +465,8 @@ func runSpec(cmd *cobra.Command, spec *job.Spec, f *runFlags, stdout, stderr io.
 		fmt.Fprintf(tableOut, "# Writing JSON output to %s\n", path)
 		tw.SetDoc(doc)
 	}
-	sink := &rowSink{table: tw, json: jsonOut, status: rank0 && isTerminal(stdout), w: stdout, points: len(spec.Points), cycles: f.cycles}
+	status := statusWriter(f.launcher, stderr)
+	sink := &rowSink{table: tw, json: jsonOut, status: rank0 && status != nil, w: status, points: len(spec.Points), cycles: f.cycles}
 	emit := sink.emit
 	// Every cycle runs in one job, over one mesh, as nccl-tests' -N does.
 	spec.Cycles = f.cycles

@@ -21,12 +21,12 @@ import (
 	"github.com/distbench/distbench/workloads/train"
 )
 
-// trainEmit prints each epoch's line, and on a terminal a status line
-// between them, and records every record in w.
-func trainEmit(stdout io.Writer, w *results.Writer, maxSteps int) func(*results.Record) error {
+// trainEmit prints each epoch's line on stdout, a status line between them
+// on status (nil: none), and records every record in w.
+func trainEmit(stdout, status io.Writer, w *results.Writer, maxSteps int) func(*results.Record) error {
 	var prog *trainProgress
-	if isTerminal(stdout) {
-		prog = &trainProgress{w: stdout, maxSteps: maxSteps}
+	if status != nil {
+		prog = &trainProgress{w: status, maxSteps: maxSteps}
 	}
 	return func(r *results.Record) error {
 		if prog != nil && r.Kind == results.KindTrainStep {
@@ -178,7 +178,7 @@ ps-sync and ps-async (--strategy ps) push gradients to parameter servers.`,
 			}
 			fmt.Fprintf(stdout, "# distbench train: %s on %s, %s mode, strategy %s, np %d, transport %s, global batch %d, lr %g%s, momentum %g\n",
 				cfg.Model, cfg.Dataset, cfg.Mode, strategy, np, spec.TransportName(), cfg.Batch, cfg.LR, sched, cfg.Momentum)
-			emit := trainEmit(stdout, w, cfg.MaxSteps)
+			emit := trainEmit(stdout, statusWriter(launcher, stderr), w, cfg.MaxSteps)
 			if launcher == "env" {
 				err = harness.RunRank(cmd.Context(), spec, os.Getenv, emit)
 			} else {

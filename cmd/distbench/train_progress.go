@@ -12,6 +12,18 @@ import (
 // clears it, for a status line rewritten in place.
 const clearLine = "\r\033[K"
 
+// statusWriter is where a status line goes: stderr, so that stdout (a
+// table, epoch lines) stays what scripts parse, and only where stderr is the
+// user's terminal under the local launcher. An external launcher's rank may
+// have a terminal of the launcher's (mpirun gives its ranks ptys) whose
+// bytes it forwards into the job's output: there it is none.
+func statusWriter(launcher string, stderr io.Writer) io.Writer {
+	if launcher != "local" || !isTerminal(stderr) {
+		return nil
+	}
+	return stderr
+}
+
 // runStatus is `distbench run`'s line between rows on a terminal: how many
 // rows are done of a cycle's points (cycles 0: until interrupted).
 func runStatus(done, points, cycles int) string {
