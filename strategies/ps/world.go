@@ -150,9 +150,14 @@ func (w *world) exchange(ctx context.Context, what string, jobs []job) error {
 			first = r.err
 			skip := r.server
 			var re *RPCError
-			if errors.As(r.err, &re) && re.Code == codes.InvalidArgument {
+			answered := errors.As(r.err, &re)
+			switch {
+			case answered && re.Code == codes.InvalidArgument:
 				skip = -1 // it refused a message, and is as fine as the others
-			} else if skip >= 0 && skip < len(w.conns) {
+			case answered && re.Code == codes.Aborted:
+				// It is alive and told us the job failed elsewhere: it still
+				// waits for this worker's goodbye, so Close must say one.
+			case skip >= 0 && skip < len(w.conns):
 				w.conns[skip].failedOp.Store(true)
 				w.failed.Store(true)
 			}
